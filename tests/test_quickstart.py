@@ -1,0 +1,24 @@
+"`cogen run quickstart --profile smoke` end to end: figures written, a rerun skips everything, a forced rerun calls no model."
+import json, subprocess, sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COGEN = str(Path(sys.executable).parent/'cogen')
+
+def _cogen(*args, cwd=ROOT):
+    r = subprocess.run([COGEN, *args], cwd=cwd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout + r.stderr
+
+def test_quickstart_smoke(tmp_path):
+    out1 = _cogen('run', 'quickstart', '--profile', 'smoke', '--out', str(tmp_path))
+    figs = tmp_path/'figures'/'quickstart'
+    for ext in ('png', 'pdf', 'md', 'csv', 'tex'): assert (figs/f'exact_match.{ext}').exists(), ext
+    assert 'ran 1, skipped 0' in out1
+    out2 = _cogen('run', 'quickstart', '--profile', 'smoke', '--out', str(tmp_path))
+    assert 'ran 0, skipped 1 (fresh), failed 0; model calls in this invocation: 0' in out2
+    out3 = _cogen('run', 'quickstart', '--profile', 'smoke', '--out', str(tmp_path), '--force')
+    assert 'ran 1, skipped 0 (fresh), failed 0; model calls in this invocation: 0' in out3, out3
+    site = _cogen('site', '--out', str(tmp_path))
+    idx = (tmp_path/'_site'/'index.html').read_text()
+    assert 'summary-smoke' in idx and 'quickstart' in idx

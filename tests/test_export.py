@@ -17,3 +17,13 @@ def test_export_in_sync(tmp_path):
     before, after = _tree(ROOT/'cogen_lib'), _tree(tmp_path/'cogen_lib')
     changed = sorted(str(p) for p in set(before) | set(after) if before.get(p) != after.get(p))
     assert not changed, f"nbdev_export changes {changed}: run `nbdev_export` and commit the result"
+
+def test_notebooks_clean(tmp_path):
+    "Notebooks are committed clean: `nbdev_clean` (outputs, execution counts, metadata) changes nothing."
+    shutil.copy(ROOT/'settings.ini', tmp_path/'settings.ini')
+    shutil.copytree(ROOT/'nbs', tmp_path/'nbs')
+    exe = Path(sys.executable).parent/'nbdev_clean'
+    subprocess.run([str(exe)], cwd=tmp_path, check=True, capture_output=True, text=True)
+    dirty = sorted(str(p.relative_to(tmp_path)) for p in (tmp_path/'nbs').rglob('*.ipynb')
+                   if p.read_bytes() != (ROOT/p.relative_to(tmp_path)).read_bytes())
+    assert not dirty, f"notebooks not clean: {dirty}; run `nbdev_clean` and commit"

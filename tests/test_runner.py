@@ -15,19 +15,23 @@ def _rows(out: Path) -> pd.DataFrame:
 def test_kill_and_resume_equals_uninterrupted(tmp_path):
     slugs = [r.slug for r in load_grid('toy', FIX).runs('smoke')]
     ref = tmp_path/'ref'
+    t0 = time.monotonic()
     rep = run_grid('toy', 'smoke', root=FIX, out=ref, summary=False)
+    t_ref = time.monotonic() - t0
     assert len(rep.ran) == len(slugs) and not rep.failed
     expected = _rows(ref)
     assert sorted(expected.slug.unique()) == sorted(slugs)
 
     out = tmp_path/'killed'
-    # seconds into the grid at which to kill: drawn at random (printed, so a failure can be replayed)
-    at = float(np.random.default_rng().uniform(1.0, 8.0)); print(f"SIGKILL after {at:.2f} s")
+    # when to kill: a random point inside the grid's measured duration (printed, so a failure can be replayed);
+    # the subprocess also spends ~1 s importing before its first run
+    at = float(np.random.default_rng().uniform(1.0, 1.0 + 0.9 * t_ref)); print(f"SIGKILL after {at:.2f} s of ~{t_ref + 1:.1f} s")
     p = subprocess.Popen([sys.executable, '-c', RUN, str(FIX), str(out)], start_new_session=True,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(at)
     os.killpg(p.pid, signal.SIGKILL); p.wait()
     done_before = len(list((out/'results'/'toy').glob('*.csv'))) if (out/'results'/'toy').exists() else 0
+    assert done_before < len(slugs), "the kill came after the grid finished: nothing was interrupted"
 
     subprocess.run([sys.executable, '-c', RUN, str(FIX), str(out)], check=True, capture_output=True)
     got = _rows(out)

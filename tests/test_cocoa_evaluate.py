@@ -1,0 +1,186 @@
+"GroundCocoa evaluation: prompts, answer extraction, bookkeeping with a stand-in model, analyses, the official loader."
+import json
+from pathlib import Path
+from types import SimpleNamespace
+import numpy as np, pandas as pd
+import pytest
+from cogen_lib.core import CogenError
+from cogen_lib.cocoa import evaluate as ev
+from cogen_lib.cocoa.check import check_record as independent_check
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT/'tests'/'fixtures'/'cocoa_sample.jsonl'
+
+
+@pytest.fixture(scope='module')
+def recs():
+    return ev.load_records(FIXTURE)
+
+
+class FakeLM:
+    "Answers from a script of replies (cycled), counts calls, scores ' The answer is Option X' by a fixed preference."
+    name = 'fake'
+    def __init__(self, replies=('The answer is Option B.',), prefer='B'):
+        self.replies, self.prefer, self.prompts = list(replies), prefer, []
+        self.stats = dict(model_calls=0, cache_hits=0, errors=0, new_tokens=0, model_seconds=0.0)
+    def generate(self, prompts, max_new_tokens=8, batch_size=8, chat=None, desc=None):
+        self.prompts += list(prompts); self.stats['model_calls'] += len(prompts)
+        return [SimpleNamespace(text=self.replies[i % len(self.replies)], error=None, n_new_tokens=3,
+                                finish_reason='stop') for i in range(len(prompts))]
+    def score_options(self, prompt, options, batch_size=8, chat=None, desc=None):
+        assert chat is False and len(prompt) == len(options)
+        self.stats['model_calls'] += len(options)
+        return [0.0 if o.endswith(self.prefer) else -1.0 for o in options]
+
+
+def test_fixture_and_exemplar_pass_the_independent_check(recs):
+    assert len(recs) == 3
+    for r in recs + [ev.EXEMPLAR]:
+        assert independent_check(r) == [], r['id']
+        assert [l for l in ev.LETTERS if ev.option_satisfies(r, l)] == [r['answer']]
+
+
+@pytest.mark.parametrize('text,want', [
+    ('The answer is Option B', 'B'), ('the answer is **Option c**.', 'C'), ('**The answer is: Option (D)**', 'D'),
+    ('Example: the answer is Option A.\nSo the answer is option `E`', 'E'), ('ANSWER IS OPTION a', 'A'),
+    ('Option B looks best', None), ('the answer is optional', None), ('', None), (None, None)])
+def test_extract_answer_takes_the_last_match(text, want):
+    assert ev.extract_answer(text) == want
+
+
+def test_prompts_hold_the_question_and_the_right_number_of_worked_options(recs):
+    r = recs[1]
+    for style in ('direct', 'loglik', 'cot-partial', 'cot-full'):
+        p = ev.build_prompt(r, style)
+        assert r['query'] in p and all(ev.render_flight(r['options'][l]) in p for l in ev.LETTERS)
+    assert ev.build_prompt(r, 'cot-full').count('Requirement 1:') == 5
+    partial = ev.build_prompt(r, 'cot-partial')
+    assert partial.count('Requirement 1:') == 2 and 'The answer is Option B.' in partial   # the exemplar's D shown as B
+    assert ev.build_prompt(r, 'direct').startswith(ev.instruction())
+    assert '1. Either' in ev.l2m_decompose_prompt(r) and 'Requirements:\nMY LIST' in ev.l2m_solve_prompt(r, 'MY LIST')
+    with pytest.raises(CogenError, match='two prompts'): ev.build_prompt(r, 'least-to-most')
+    with pytest.raises(CogenError, match='unknown prompt style'): ev.build_prompt(r, 'zero-shot')
+
+
+def test_explanations_follow_the_truth_table(recs):
+    for r in recs + [ev.EXEMPLAR]:
+        for l in ev.LETTERS:
+            e = ev.explain_option(r, l)
+            assert e.endswith('meets every requirement.') == (l == r['answer'])
+
+
+def test_generated_styles_count_parse_failures_and_errors(recs):
+    lm = FakeLM(replies=['Hmm. The answer is Option B.', 'I cannot tell.', 'the answer is option a'])
+    df, s = ev.evaluate_records(recs, lm, 'cot-partial', max_new_tokens=16)
+    assert df.predicted.fillna('-').tolist() == ['B', '-', 'A']
+    assert df.correct.tolist() == [True, False, True] and df.parse_failed.tolist() == [False, True, False]
+    assert s['n'] == 3 and s['parse_failure_rate'] == pytest.approx(1/3) and s['accuracy'] == pytest.approx(2/3)
+    assert s['model_calls'] == 3 and s['style_label'] == ev.STYLES['cot-partial']
+    assert set(df.columns) >= {'id', 'slots', 'minterms', 'is_typical', 'lcc', 'max_degree', 'gold', 'predicted',
+                               'correct', 'parse_failed', 'gold_entropy', 'output'}
+    assert df.gold_entropy.tolist() == [recs[i]['entropy'][recs[i]['answer']] for i in range(3)]
+
+
+def test_least_to_most_makes_two_calls_per_question(recs):
+    lm = FakeLM(replies=['1. Either this or that.', 'The answer is Option B'])
+    df, s = ev.evaluate_records(recs[:2], lm, 'least-to-most', max_new_tokens=64)
+    assert s['model_calls'] == 4 and len(lm.prompts) == 4
+    assert lm.prompts[2].count('Requirements:\n1. Either this or that.') == 1    # stage 2 sees stage 1's reply
+    assert df.output[0].startswith('[requirements]')
+
+
+def test_loglik_picks_the_most_likely_continuation(recs):
+    df, s = ev.evaluate_records(recs, FakeLM(prefer='B'), 'loglik')
+    assert df.predicted.tolist() == ['B', 'B', 'B'] and df.correct.tolist() == [True, True, False]
+    assert s['parse_failure_rate'] == 0 and s['model_calls'] == 15
+
+
+def test_evaluate_rejects_bad_input(recs):
+    with pytest.raises(CogenError, match='ids repeat'): ev.evaluate_records([recs[0], recs[0]], FakeLM(), 'direct')
+    with pytest.raises(CogenError, match='limit'): ev.evaluate_records(recs, FakeLM(), 'direct', limit=-1)
+    with pytest.raises(CogenError, match="missing field 'options'"):
+        ev.evaluate_records([{k: v for k, v in recs[0].items() if k != 'options'}], FakeLM(), 'direct')
+    with pytest.raises(CogenError, match='registry name or a loaded LM'): ev.evaluate_records(recs, object(), 'direct')
+
+
+def test_evaluate_file_with_limit(recs):
+    df, s = ev.evaluate_file(FIXTURE, FakeLM(), 'direct', limit=2)
+    assert len(df) == 2 and s['accuracy'] == 1.0
+
+
+def test_analyses_tables():
+    df = pd.DataFrame(dict(correct=[True, False, True, True, False], parse_failed=[False, True, False, False, False],
+                           is_typical=[True, True, False, True, False], slots=[2, 2, 3, 3, 4], minterms=[2, 2, 2, 2, 3],
+                           lcc=[2, 2, 3, np.nan, 3], longest_path=[2, 2, 3, 3, 4], max_degree=[1, 1, 2, 2, 2]))
+    a = ev.analyses(df, n_boot=200)
+    assert a['typical'].group.tolist() == ['regular', 'atypical', 'total']
+    assert a['typical'].accuracy.tolist() == pytest.approx([2/3, 0.5, 0.6])
+    assert a['config'][['slots', 'minterms']].values.tolist() == [[2, 2], [3, 2], [4, 3]]
+    assert a['lcc'].n.sum() == 4 and a['max_degree'].set_index('max_degree').accuracy.to_dict() == pytest.approx({1: 0.5, 2: 2/3})
+    t = a['typical']
+    assert ((t.ci_low <= t.accuracy) & (t.accuracy <= t.ci_high)).all()
+
+
+def test_entropy_density_integrates_to_one_on_unit_interval():
+    df = pd.DataFrame(dict(correct=[True] * 4 + [False] * 3, gold_entropy=[0.0, 0.0, 0.65, 0.81, 1.0, 1.0, np.nan]))
+    d = ev.entropy_density(df)
+    for o, g in d.groupby('outcome'):
+        assert np.trapezoid(g.density, g.entropy) == pytest.approx(1.0, abs=0.02)
+    assert d[d.outcome == 'wrong'].n_missing.iloc[0] == 1 and d[d.outcome == 'wrong'].n.iloc[0] == 2
+    with pytest.raises(CogenError): ev.entropy_density(pd.DataFrame(dict(correct=[True], gold_entropy=[np.nan])))
+
+
+def test_select_questions_round_robin():
+    recs = [dict(id=f"{c}-{i}", config=c) for c in ([2, 2], [3, 2], [4, 3]) for i in range(2)]
+    assert [r['id'] for r in ev.select_questions(recs, 4)] == ['[2, 2]-0', '[3, 2]-0', '[4, 3]-0', '[2, 2]-1']
+    assert ev.select_questions(recs, 0) == recs
+
+
+def _official_row():
+    opt = {'Airline': '[Emirates]', 'Ticket Class': 'First', 'Departure Time': '4:15 AM', 'Price': '$7379.0'}
+    return {'id': 7, 'query': 'I want to fly first class.', 'slots': 2, 'minterms': 2, 'max_dependency': 1,
+            'largest_connected_component': 2, 'entropy_avg': [0.5] * 5, 'entropy_overall': [0.1, 0.2, 0.3, 0.4, 0.5],
+            **{f'Option {l}': str(opt) for l in ev.LETTERS}, 'Answer': 'D', 'is_typical': False, 'primitives': "['x']"}
+
+
+def test_load_official_exports(tmp_path):
+    row = _official_row()
+    pd.DataFrame([row]).to_csv(tmp_path/'t.csv', index=False)
+    (tmp_path/'t.jsonl').write_text(json.dumps(row) + '\n')
+    a, b = ev.load_official(tmp_path/'t.csv'), ev.load_records(tmp_path/'t.jsonl')
+    assert a == b
+    r = a[0]
+    assert (r['id'], r['answer'], r['is_typical'], r['longest_path'], r['lcc'], r['max_degree']) == ('7', 'D', False, 2, None, 1)
+    assert r['options']['A']['Ticket Class'] == 'First' and r['entropy'][3] == 0.4
+    df, _ = ev.evaluate_records(a, FakeLM(replies=['The answer is Option D']), 'direct')
+    assert df.correct.tolist() == [True] and df.gold_entropy.tolist() == [0.4] and np.isnan(df.lcc[0])
+    assert 'Ticket Class: First' in ev.build_prompt(r, 'direct')
+
+
+def test_load_official_parquet(tmp_path):
+    pytest.importorskip('pyarrow')
+    row = _official_row()
+    pd.DataFrame([row]).to_parquet(tmp_path/'t.parquet')
+    assert ev.load_official(tmp_path/'t.parquet')[0]['answer'] == 'D'
+
+
+def test_load_official_parquet_without_engine_names_the_remedy(tmp_path, monkeypatch):
+    (tmp_path/'t.parquet').write_bytes(b'PAR1')
+    def no_engine(*a, **k): raise ImportError('no parquet engine')
+    monkeypatch.setattr(pd, 'read_parquet', no_engine)
+    with pytest.raises(CogenError, match='pip install pyarrow'): ev.load_official(tmp_path/'t.parquet')
+
+
+def test_load_official_errors(tmp_path):
+    with pytest.raises(CogenError, match='harsh147/GroundCocoa'): ev.load_official(tmp_path/'missing.parquet')
+    bad = _official_row(); del bad['Option C']
+    (tmp_path/'b.jsonl').write_text(json.dumps(bad) + '\n')
+    with pytest.raises(CogenError, match=r"missing field\(s\) \['Option C'\]"): ev.load_official(tmp_path/'b.jsonl')
+    (tmp_path/'x.txt').write_text('x')
+    with pytest.raises(CogenError, match='unknown format'): ev.load_official(tmp_path/'x.txt')
+
+
+def test_paper_table3():
+    t = ev.PAPER_TABLE3.set_index(['model', 'style'])
+    assert len(t) == 22 and t.loc[('GPT-4 Turbo', 'direct'), 'total'] == 62.34
+    assert t.loc[('LLAMA 3.1-chat 70B', 'least-to-most'), 'questions'] == '200-question subset'

@@ -3,13 +3,16 @@
 Run from the repository root:
   COGEN_MIRROR=../shared/data .venv/bin/python bench/recogs_train.py [--arch transformer] [--rows 2000] [--epochs 3]
       [--hidden 0] [--ffn 0] [--heads 0] [--batch-size 64] [--lr 5e-4] [--threads 1] [--seed 0] [--decode-rows 210]
+      [--bucket 0]
 
 What it measures (one process, CPU unless CUDA is there):
   baseline  a verbatim copy (below, BASELINE) of the model and `train` loop of cogen_lib.recogs.seq2seq before
             issue #9: `nn.TransformerEncoder`/`nn.TransformerDecoder` layers; each batch drawn from a fresh permutation,
             padded in Python and copied to the device; `loss.item()` every step; foreach AdamW.
-  new       `init_training` + `train_epoch` of the library: pairs padded once, length-bucketed batches gathered on
-            the device, loss summed on the device, fused AdamW, own attention layers on scaled_dot_product_attention.
+  new       `init_training` + `train_epoch` of the library: pairs padded once and kept on the device, each batch a
+            gather cut to its longest row, the LM head and loss on real target tokens only, loss summed on the device,
+            fused AdamW, own attention layers on scaled_dot_product_attention. Its batches are the baseline's (the
+            same seeded permutation cut in order) unless --bucket N asks for length bucketing in pools of N batches.
 The two train on the same seeded sample of COGS train with the same config and seed, one epoch each in turn
 (baseline epoch 1, new epoch 1, baseline epoch 2, ...), so that load from other processes on a shared machine hits
 both alike; each keeps its own torch RNG state, so the alternation does not change either run. Printed: examples/s and
@@ -20,11 +23,12 @@ Decoding (Transformer): the baseline's trained weights are copied into the new m
 the script checks that both give the same logits (teacher forcing, eval mode) and the same greedy output on
 `--decode-rows` gen rows (10 per category by default), and times the two greedy decoders on those rows.
 
-The two loops are not numerically identical, so their losses differ by more than rounding: the batches differ
-(bucketed vs random composition), and the new layers have no dropout on the feed-forward activations (BERT, and the
-authors' model, have none there; `nn.Transformer*` layers do).
+The two loops see the same batches in the same order but are not numerically identical: the new layers have no
+dropout on the feed-forward activations (BERT, and the authors' model, have none there; `nn.Transformer*` layers do),
+so dropout masks differ, and the kernels differ (SDPA vs nn.MultiheadAttention, fused vs foreach AdamW). With
+--bucket N the batches differ too; on COGS, bucketing lowers padding but learns worse (compare the losses).
 """
-import argparse, math, sys, time
+import argparse, dataclasses, math, sys, time
 from pathlib import Path
 import numpy as np
 import torch
@@ -191,21 +195,23 @@ def main():
     ap.add_argument('--lr', type=float, default=5e-4)
     ap.add_argument('--threads', type=int, default=1, help='torch CPU threads (the cpu profile uses 1)')
     ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--bucket', type=int, default=0, help='new loop: length bucketing in pools of N batches (0: random batches)')
     ap.add_argument('--decode-rows', type=int, default=210, help='gen rows decoded by both greedy decoders (Transformer)')
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     device = 'cuda' if torch.cuda.is_available() else 'cpu'
     over = {k: v for k, v in dict(hidden=a.hidden, ffn=a.ffn, heads=a.heads).items() if v}
     cfg = Seq2SeqConfig(a.arch, epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, seed=a.seed, **over)
+    new_cfg = dataclasses.replace(cfg, bucket=a.bucket)
     train = load_cogs('train')
     rows = np.sort(make_rng(a.seed).choice(len(train), min(a.rows, len(train)), replace=False))
     pairs = list(zip(train.sentence.iloc[rows], train.lf.iloc[rows]))
     print(f"{cfg.arch}: hidden {cfg.hidden}, layers {cfg.layers}, heads {cfg.heads}, ffn {cfg.ffn}, batch {cfg.batch_size}, "
-          f"lr {cfg.lr:g}, {len(pairs)} COGS train rows, {cfg.epochs} epochs, seed {cfg.seed}, {device}, "
+          f"lr {cfg.lr:g}, {len(pairs)} COGS train rows, {cfg.epochs} epochs, seed {cfg.seed}, bucket {new_cfg.bucket} (new loop), {device}, "
           f"{torch.get_num_threads()} torch thread(s), torch {torch.__version__}")
 
     base = BaselineLoop(cfg, pairs, device); base_rng = Alternating()    # RNG state right after each model's seeded init
-    st = S.init_training(cfg, pairs, device); new_rng = Alternating()
+    st = S.init_training(new_cfg, pairs, device); new_rng = Alternating()
     print(f"parameters: baseline {S.n_params(base.model):,}, new {S.n_params(st.model):,}; "
           f"optimizer: baseline foreach, new fused={st.optimizer.defaults.get('fused')}")
     hb, hn = [], []

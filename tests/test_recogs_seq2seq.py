@@ -28,7 +28,7 @@ def _one_thread_tmp_cache(tmp_path, monkeypatch):
 def test_config_defaults_and_errors():
     assert (Seq2SeqConfig('transformer').batch_size, Seq2SeqConfig('transformer').epochs) == (128, 300)
     assert (Seq2SeqConfig('lstm').lr, Seq2SeqConfig('lstm').hidden) == (8e-4, 512)
-    for bad in (dict(arch='gru'), dict(hidden=0), dict(hidden=301), dict(warmup=1.0), dict(seed=-1), dict(lr=0.0)):
+    for bad in (dict(arch='gru'), dict(hidden=0), dict(hidden=301), dict(warmup=1.0), dict(seed=-1), dict(lr=0.0), dict(bucket=-1)):
         with pytest.raises(CogenError): Seq2SeqConfig(**bad)
 
 def test_vocab():

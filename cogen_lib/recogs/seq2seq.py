@@ -43,6 +43,7 @@ class Seq2SeqConfig:
     max_positions: int = 512  # learned position embeddings (transformer): longest source/target
     max_len: int = 512  # decoding bound in target tokens
     seed: int = 0
+    bucket: int = 0  # length bucketing: sort rows by length within pools of this many batches; 0 = random batches (see Training)
     def __post_init__(self):
         if self.arch not in PAPER_SETTINGS:
             raise CogenError(f"Seq2SeqConfig.arch={self.arch!r}: choose one of {sorted(PAPER_SETTINGS)}")
@@ -57,8 +58,10 @@ class Seq2SeqConfig:
         if not 0 <= self.warmup < 1: raise CogenError(f"Seq2SeqConfig.warmup={self.warmup}: a fraction of the steps in [0, 1)")
         if not 0 <= self.dropout < 1: raise CogenError(f"Seq2SeqConfig.dropout={self.dropout}: must be in [0, 1)")
         if not self.lr > 0: raise CogenError(f"Seq2SeqConfig.lr={self.lr}: must be > 0")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
-            raise CogenError(f"Seq2SeqConfig.seed={self.seed!r}: must be a non-negative int")
+        for k in ('seed', 'bucket'):
+            v = getattr(self, k)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise CogenError(f"Seq2SeqConfig.{k}={v!r}: must be a non-negative int")
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #7d9818d5
 SPECIALS = ('<pad>', '<bos>', '<eos>', '<unk>')
@@ -189,12 +192,20 @@ class TransformerSeq2Seq(nn.Module):
         x = self._embed(src, self.src_emb, self.src_pos, self.src_ln)
         for layer in self.encoder: x = layer(x, mask)
         return x, mask
-    def decode(self, memory, mem_mask, tgt_in):
-        "Logits (B, T, V) for every position of `tgt_in` (B, T) (teacher forcing, causal)."
+    def hidden(self, memory, mem_mask, tgt_in):
+        "Decoder output states (B, T, d) for every position of `tgt_in` (B, T) (teacher forcing, causal)."
         x = self._embed(tgt_in, self.tgt_emb, self.tgt_pos, self.tgt_ln)
         for layer in self.decoder: x = layer(x, layer.cross_attn.memory_kv(memory), mem_mask)
+        return x
+    def decode(self, memory, mem_mask, tgt_in):
+        "Logits (B, T, V) for every position of `tgt_in` (B, T)."
+        return self.out(self.head(self.hidden(memory, mem_mask, tgt_in)))
+    def forward(self, src, tgt_in, src_len=None, positions=None):
+        """Logits (B, T, V) for every position of `tgt_in`; with `positions` (n,), flat indices into B x T, only the
+        logits (n, V) of those positions (training: the LM head skips the padding)."""
+        x = self.hidden(*self.encode(src), tgt_in)                # (B, T, d)
+        if positions is not None: x = x.flatten(0, 1)[positions]  # (n, d)
         return self.out(self.head(x))
-    def forward(self, src, tgt_in, src_len=None): return self.decode(*self.encode(src), tgt_in)   # (B, T, V)
     @torch.no_grad()
     def greedy(self, src, max_len: int) -> torch.Tensor:
         "Greedy decoding with cached keys/values; `(B, max_len)` ids, `<pad>` after each row's `<eos>`."
@@ -240,15 +251,18 @@ class LSTMSeq2Seq(nn.Module):
         out, state = self.enc(packed)
         out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])
         return self.drop(out), src == PAD, state
-    def step(self, enc_out, mask, tgt_in, state):
-        "Logits (B, T, V) for `tgt_in` (B, T) given the decoder `state`; returns the new state too."
+    def step(self, enc_out, mask, tgt_in, state, positions=None):
+        """Logits (B, T, V) for `tgt_in` (B, T) given the decoder `state`; returns the new state too. With `positions`
+        (n,), flat indices into B x T, only the logits (n, V) of those positions."""
         h, state = self.dec(self.drop(self.tgt_emb(tgt_in)), state)                    # (B, T, d)
         scores = torch.bmm(h, enc_out.transpose(1, 2)).masked_fill(mask[:, None, :], float('-inf'))   # (B, T, S)
         ctx = torch.bmm(scores.softmax(-1), enc_out)                                   # (B, T, d)
-        return self.out(torch.tanh(self.combine(torch.cat([h, ctx], -1)))), state
-    def forward(self, src, tgt_in, src_len=None):
+        z = torch.cat([h, ctx], -1)                                                    # (B, T, 2d)
+        if positions is not None: z = z.flatten(0, 1)[positions]                      # (n, 2d)
+        return self.out(torch.tanh(self.combine(z))), state
+    def forward(self, src, tgt_in, src_len=None, positions=None):
         enc_out, mask, state = self.encode(src, src_len)
-        return self.step(enc_out, mask, tgt_in, state)[0]
+        return self.step(enc_out, mask, tgt_in, state, positions)[0]
     @torch.no_grad()
     def greedy(self, src, max_len: int) -> torch.Tensor:
         "Greedy decoding; `(B, max_len)` ids, `<pad>` after each row's `<eos>`; finished rows leave the batch."
@@ -315,11 +329,13 @@ def pad_pairs(pairs, src_vocab: Vocab, tgt_vocab: Vocab, device='cpu') -> Padded
     tgt = [[BOS] + tgt_vocab.encode(t) + [EOS] for _, t in pairs]
     return PaddedPairs(_pad(src, device), _pad(tgt, device), np.array([len(s) for s in src]), np.array([len(t) for t in tgt]))
 
-def epoch_batches(data: PaddedPairs, batch_size: int, gen: torch.Generator, pool: int = 50) -> list[np.ndarray]:
-    """One epoch's batches of row indices: the rows shuffled with `gen`; within pools of `pool` batches, sorted by
-    (target, source) length, stably, so ties keep the shuffled order; cut into batches; the batches shuffled with `gen`.
-    Always `ceil(N / batch_size)` batches; the same generator state gives the same batches."""
+def epoch_batches(data: PaddedPairs, batch_size: int, gen: torch.Generator, pool: int = 0) -> list[np.ndarray]:
+    """One epoch's batches of row indices, always `ceil(N / batch_size)` of them; the same generator state gives the same
+    batches. `pool` < 2: the rows shuffled with `gen` and cut in order (random batches, as before version 2). `pool` >= 2,
+    length bucketing: within pools of `pool` batches the shuffled rows are sorted by (target, source) length, stably (ties
+    keep the shuffled order), cut into batches, and the batches shuffled with `gen`."""
     perm = torch.randperm(len(data), generator=gen).numpy()
+    if pool < 2: return [perm[b:b + batch_size] for b in range(0, len(perm), batch_size)]
     key = data.tgt_len * (int(data.src_len.max()) + 1) + data.src_len
     batches = []
     for a in range(0, len(perm), pool * batch_size):
@@ -332,7 +348,7 @@ def checkpoint_dir(config: Seq2SeqConfig, pairs) -> Path:
     "`cache_dir('recogs', 'checkpoints', <hash>)` for `config` trained on `pairs` (the hash covers every field and every pair)."
     h = hashlib.sha256()
     for s, t in _check_pairs(pairs): h.update(f"{s}\t{t}\n".encode())
-    # version 2: own attention layers (new parameter names) and length-bucketed batches; version-1 checkpoints are not reused
+    # version 2: own attention layers (new parameter names), a new checkpoint format; version-1 checkpoints are not reused
     return cache_dir('recogs', 'checkpoints', stable_hash(['recogs.seq2seq/2', asdict(config), h.hexdigest()]))
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #ddc179b8
@@ -375,24 +391,28 @@ def init_training(config: Seq2SeqConfig, pairs, device='cpu') -> TrainState:
     return TrainState(cfg, src_vocab, tgt_vocab, data, model, opt, sched, torch.Generator().manual_seed(int(cfg.seed)), device)
 
 def train_epoch(st: TrainState) -> dict:
-    """Step 3: one epoch over `st.data` in length-bucketed batches; appends the epoch's record to `st.history` and
+    """Step 3: one epoch over `st.data` (batches from `epoch_batches`, gathered from the padded tensors and cut to their
+    longest row; the LM head runs on the real target tokens only); appends the epoch's record to `st.history` and
     returns it (`loss`: mean cross-entropy per target token over the epoch). bf16 autocast on CUDA only."""
     cfg, data, model, opt, sched = st.config, st.data, st.model, st.optimizer, st.scheduler
     model.train(); t0 = time.perf_counter()
-    batches = epoch_batches(data, cfg.batch_size, st.shuffle)
-    order = torch.from_numpy(np.concatenate(batches)).to(st.device)     # one host->device copy per epoch
+    batches = epoch_batches(data, cfg.batch_size, st.shuffle, cfg.bucket)
+    # per batch, the flat positions (row * (T-1) + column) of the real target tokens to predict, from the host lengths
+    positions = [np.flatnonzero(np.arange(data.tgt_len[b].max() - 1)[None, :] < data.tgt_len[b][:, None] - 1) for b in batches]
+    order = torch.from_numpy(np.concatenate(batches)).to(st.device)       # one host->device copy per epoch of each
+    flat = torch.from_numpy(np.concatenate(positions)).to(st.device)
     amp = torch.autocast('cuda', dtype=torch.bfloat16) if st.device.type == 'cuda' else contextlib.nullcontext()
-    loss_sum, n_tok, a = torch.zeros((), device=st.device), 0, 0
-    for idx in batches:
+    loss_sum, n_tok, a, c = torch.zeros((), device=st.device), 0, 0, 0
+    for idx, pos in zip(batches, positions):
         rows, a = order[a:a + len(idx)], a + len(idx)
+        p, c = flat[c:c + len(pos)], c + len(pos)                           # (n,) real target positions
         S, T = int(data.src_len[idx].max()), int(data.tgt_len[idx].max())  # from the host copy: no device sync
         src, tgt = data.src[:, :S][rows], data.tgt[:, :T][rows]              # (b, S), (b, T)
         with amp:
-            logits = model(src, tgt[:, :-1], src_len=torch.from_numpy(data.src_len[idx]))   # (b, T-1, V)
-        loss = F.cross_entropy(logits.flatten(0, 1).float(), tgt[:, 1:].flatten(), ignore_index=PAD)
+            logits = model(src, tgt[:, :-1], src_len=torch.from_numpy(data.src_len[idx]), positions=p)   # (n, V)
+        loss = F.cross_entropy(logits.float(), tgt[:, 1:].flatten()[p])     # mean over the batch's target tokens
         opt.zero_grad(set_to_none=True); loss.backward(); opt.step(); sched.step()
-        k = int(data.tgt_len[idx].sum()) - len(idx)                         # target tokens predicted in this batch
-        loss_sum += loss.detach() * k; n_tok += k
+        loss_sum += loss.detach() * len(pos); n_tok += len(pos)
     rec = dict(epoch=st.epoch + 1, loss=float(loss_sum) / n_tok, seconds=time.perf_counter() - t0, examples=len(data))
     st.history.append(rec)
     return rec

@@ -3,7 +3,7 @@
 Run from the repository root:
   COGEN_MIRROR=../shared/data .venv/bin/python bench/recogs_train.py [--arch transformer] [--rows 2000] [--epochs 3]
       [--hidden 0] [--ffn 0] [--heads 0] [--batch-size 64] [--lr 5e-4] [--threads 1] [--seed 0] [--decode-rows 210]
-      [--bucket 0]
+      [--bucket 0] [--chunks 1]
 
 What it measures (one process, CPU unless CUDA is there):
   baseline  a verbatim copy (below, BASELINE) of the model and `train` loop of cogen_lib.recogs.seq2seq before
@@ -12,7 +12,8 @@ What it measures (one process, CPU unless CUDA is there):
   new       `init_training` + `train_epoch` of the library: pairs padded once and kept on the device, each batch a
             gather cut to its longest row, the LM head and loss on real target tokens only, loss summed on the device,
             fused AdamW, own attention layers on scaled_dot_product_attention. Its batches are the baseline's (the
-            same seeded permutation cut in order) unless --bucket N asks for length bucketing in pools of N batches.
+            same seeded permutation cut in order) unless --bucket N asks for length bucketing in pools of N batches;
+            --chunks N computes each batch in N pieces of similar length (the same batch and update, less padding).
 The two train on the same seeded sample of COGS train with the same config and seed, one epoch each in turn
 (baseline epoch 1, new epoch 1, baseline epoch 2, ...), so that load from other processes on a shared machine hits
 both alike; each keeps its own torch RNG state, so the alternation does not change either run. Printed: examples/s and
@@ -196,18 +197,19 @@ def main():
     ap.add_argument('--threads', type=int, default=1, help='torch CPU threads (the cpu profile uses 1)')
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--bucket', type=int, default=0, help='new loop: length bucketing in pools of N batches (0: random batches)')
+    ap.add_argument('--chunks', type=int, default=1, help='new loop: each batch computed in N pieces of similar length')
     ap.add_argument('--decode-rows', type=int, default=210, help='gen rows decoded by both greedy decoders (Transformer)')
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     device = 'cuda' if torch.cuda.is_available() else 'cpu'
     over = {k: v for k, v in dict(hidden=a.hidden, ffn=a.ffn, heads=a.heads).items() if v}
     cfg = Seq2SeqConfig(a.arch, epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, seed=a.seed, **over)
-    new_cfg = dataclasses.replace(cfg, bucket=a.bucket)
+    new_cfg = dataclasses.replace(cfg, bucket=a.bucket, chunks=a.chunks)
     train = load_cogs('train')
     rows = np.sort(make_rng(a.seed).choice(len(train), min(a.rows, len(train)), replace=False))
     pairs = list(zip(train.sentence.iloc[rows], train.lf.iloc[rows]))
     print(f"{cfg.arch}: hidden {cfg.hidden}, layers {cfg.layers}, heads {cfg.heads}, ffn {cfg.ffn}, batch {cfg.batch_size}, "
-          f"lr {cfg.lr:g}, {len(pairs)} COGS train rows, {cfg.epochs} epochs, seed {cfg.seed}, bucket {new_cfg.bucket} (new loop), {device}, "
+          f"lr {cfg.lr:g}, {len(pairs)} COGS train rows, {cfg.epochs} epochs, seed {cfg.seed}, bucket {new_cfg.bucket}, chunks {new_cfg.chunks} (new loop), {device}, "
           f"{torch.get_num_threads()} torch thread(s), torch {torch.__version__}")
 
     base = BaselineLoop(cfg, pairs, device); base_rng = Alternating()    # RNG state right after each model's seeded init
@@ -238,9 +240,9 @@ def main():
         enc = [[BOS] + base.src_vocab.encode(s) + [EOS] for s in gen.sentence]
         tgt = [[BOS] + base.tgt_vocab.encode(t) + [EOS] for t in gen.lf]
         src_b, tgt_b = S._pad(enc[:64], device), S._pad([t[:60] for t in tgt[:64]], device)
-        with torch.no_grad():
-            diff = (base.model(src_b, tgt_b) - new_model(src_b, tgt_b)).abs().max().item()
-        print(f"same weights, teacher-forced logits on 64 gen rows: max |baseline - new| = {diff:.2e}")
+        with torch.no_grad():   # at real target positions (at padded ones the baseline also masks padded keys; unused)
+            diff = (base.model(src_b, tgt_b) - new_model(src_b, tgt_b)).abs()[tgt_b != PAD].max().item()
+        print(f"same weights, teacher-forced logits at the real tokens of 64 gen rows: max |baseline - new| = {diff:.2e}")
         order = sorted(range(len(enc)), key=lambda i: (len(enc[i]), i))
         outs, secs = {}, {}
         for name, m in (('baseline', base.model), ('new', new_model), ('baseline again', base.model), ('new again', new_model)):

@@ -153,6 +153,15 @@ def test_named_steps_equal_train():
     for x, y in zip(st.model.state_dict().values(), tm.model.state_dict().values()): assert torch.equal(x, y)
     assert tm.model(torch.tensor([[BOS, 5, EOS]]), torch.tensor([[BOS]])).dtype == torch.float32   # no autocast on CPU
 
+@pytest.mark.parametrize('arch', ['transformer', 'lstm'])
+def test_chunks_give_the_same_batch_updates(arch):
+    "A batch computed in length-sorted pieces (gradients summed) gives the update of the whole batch (no dropout: same masks)."
+    kw = dict(TINY, dropout=0.0) if arch == 'transformer' else dict(hidden=16, lr=3e-3, batch_size=8, epochs=2, dropout=0.0)
+    a = train(Seq2SeqConfig(arch, seed=2, **kw), _pairs(), progress=False, checkpoint=False)
+    b = train(Seq2SeqConfig(arch, seed=2, chunks=3, **kw), _pairs(), progress=False, checkpoint=False)
+    for x, y in zip(a.model.state_dict().values(), b.model.state_dict().values()): torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-5)
+    assert [round(h['loss'], 5) for h in a.history] == [round(h['loss'], 5) for h in b.history]
+
 def test_layers_compute_what_torch_transformer_layers_compute():
     "With the same weights (eval mode), our post-LN layers equal torch's nn.Transformer*Layer (GELU, post-LN, batch first)."
     cfg = Seq2SeqConfig('transformer', hidden=16, heads=2, ffn=32, dropout=0.0)

@@ -44,12 +44,13 @@ class Seq2SeqConfig:
     max_len: int = 512  # decoding bound in target tokens
     seed: int = 0
     bucket: int = 0  # length bucketing: sort rows by length within pools of this many batches; 0 = random batches (see Training)
+    chunks: int = 1  # compute each batch in this many pieces of similar length (less padding, the same batch update)
     def __post_init__(self):
         if self.arch not in PAPER_SETTINGS:
             raise CogenError(f"Seq2SeqConfig.arch={self.arch!r}: choose one of {sorted(PAPER_SETTINGS)}")
         for k, v in PAPER_SETTINGS[self.arch].items():
             if getattr(self, k) is None: object.__setattr__(self, k, v)
-        for k in ('hidden', 'layers', 'batch_size', 'epochs', 'max_positions', 'max_len'):
+        for k in ('hidden', 'layers', 'batch_size', 'epochs', 'max_positions', 'max_len', 'chunks'):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise CogenError(f"Seq2SeqConfig.{k}={v!r}: must be a positive int")
@@ -390,29 +391,43 @@ def init_training(config: Seq2SeqConfig, pairs, device='cpu') -> TrainState:
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: lr_lambda(step, total, warmup))
     return TrainState(cfg, src_vocab, tgt_vocab, data, model, opt, sched, torch.Generator().manual_seed(int(cfg.seed)), device)
 
+def _pieces(data: PaddedPairs, batches, chunks: int) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+    """Per batch, its pieces: with `chunks` > 1 the rows sorted by target length and split into `chunks` pieces; each
+    piece with the flat positions (row * (T-1) + column) of its real target tokens, T its longest target."""
+    out = []
+    for b in batches:
+        if chunks > 1: b = b[np.argsort(data.tgt_len[b], kind='stable')]
+        out.append([(c, np.flatnonzero(np.arange(data.tgt_len[c].max() - 1)[None, :] < data.tgt_len[c][:, None] - 1))
+                    for c in np.array_split(b, min(chunks, len(b)))])
+    return out
+
 def train_epoch(st: TrainState) -> dict:
-    """Step 3: one epoch over `st.data` (batches from `epoch_batches`, gathered from the padded tensors and cut to their
-    longest row; the LM head runs on the real target tokens only); appends the epoch's record to `st.history` and
-    returns it (`loss`: mean cross-entropy per target token over the epoch). bf16 autocast on CUDA only."""
+    """Step 3: one epoch over `st.data`: the batches of `epoch_batches`, each computed in `config.chunks` pieces of
+    similar length (gathered from the padded tensors, cut to their longest row; gradients summed, so a batch's update
+    is that of the whole batch), the LM head on the real target tokens only. Appends the epoch's record to
+    `st.history` and returns it (`loss`: mean cross-entropy per target token over the epoch). bf16 autocast on CUDA only."""
     cfg, data, model, opt, sched = st.config, st.data, st.model, st.optimizer, st.scheduler
     model.train(); t0 = time.perf_counter()
-    batches = epoch_batches(data, cfg.batch_size, st.shuffle, cfg.bucket)
-    # per batch, the flat positions (row * (T-1) + column) of the real target tokens to predict, from the host lengths
-    positions = [np.flatnonzero(np.arange(data.tgt_len[b].max() - 1)[None, :] < data.tgt_len[b][:, None] - 1) for b in batches]
-    order = torch.from_numpy(np.concatenate(batches)).to(st.device)       # one host->device copy per epoch of each
-    flat = torch.from_numpy(np.concatenate(positions)).to(st.device)
+    pieces = _pieces(data, epoch_batches(data, cfg.batch_size, st.shuffle, cfg.bucket), cfg.chunks)
+    order = torch.from_numpy(np.concatenate([i for ps in pieces for i, _ in ps])).to(st.device)   # one host->device
+    flat = torch.from_numpy(np.concatenate([p for ps in pieces for _, p in ps])).to(st.device)   # copy per epoch each
     amp = torch.autocast('cuda', dtype=torch.bfloat16) if st.device.type == 'cuda' else contextlib.nullcontext()
     loss_sum, n_tok, a, c = torch.zeros((), device=st.device), 0, 0, 0
-    for idx, pos in zip(batches, positions):
-        rows, a = order[a:a + len(idx)], a + len(idx)
-        p, c = flat[c:c + len(pos)], c + len(pos)                           # (n,) real target positions
-        S, T = int(data.src_len[idx].max()), int(data.tgt_len[idx].max())  # from the host copy: no device sync
-        src, tgt = data.src[:, :S][rows], data.tgt[:, :T][rows]              # (b, S), (b, T)
-        with amp:
-            logits = model(src, tgt[:, :-1], src_len=torch.from_numpy(data.src_len[idx]), positions=p)   # (n, V)
-        loss = F.cross_entropy(logits.float(), tgt[:, 1:].flatten()[p])     # mean over the batch's target tokens
-        opt.zero_grad(set_to_none=True); loss.backward(); opt.step(); sched.step()
-        loss_sum += loss.detach() * len(pos); n_tok += len(pos)
+    for ps in pieces:
+        n = sum(len(pos) for _, pos in ps)                                    # target tokens of the whole batch
+        opt.zero_grad(set_to_none=True)
+        for idx, pos in ps:
+            rows, a = order[a:a + len(idx)], a + len(idx)
+            p, c = flat[c:c + len(pos)], c + len(pos)                           # (n_piece,) real target positions
+            S, T = int(data.src_len[idx].max()), int(data.tgt_len[idx].max())  # from the host copy: no device sync
+            src, tgt = data.src[:, :S][rows], data.tgt[:, :T][rows]              # (b, S), (b, T)
+            with amp:
+                logits = model(src, tgt[:, :-1], src_len=torch.from_numpy(data.src_len[idx]), positions=p)   # (n_piece, V)
+            loss = F.cross_entropy(logits.float(), tgt[:, 1:].flatten()[p], reduction='sum') / n   # share of the batch mean
+            loss.backward()
+            loss_sum += loss.detach() * n
+        opt.step(); sched.step()
+        n_tok += n
     rec = dict(epoch=st.epoch + 1, loss=float(loss_sum) / n_tok, seconds=time.perf_counter() - t0, examples=len(data))
     st.history.append(rec)
     return rec

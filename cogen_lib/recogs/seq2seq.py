@@ -4,19 +4,21 @@
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #56d66d97
 from __future__ import annotations
-import collections, hashlib, math, os, time
+import collections, contextlib, hashlib, json, math, os, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 import numpy as np, pandas as pd
 import torch
 from torch import nn
 import torch.nn.functional as F
-from ..core import CogenError, cache_dir, stable_hash, seed_everything
+from ..core import CogenError, atomic_write_text, cache_dir, stable_hash, seed_everything
 
 # %% auto #0
 __all__ = ['PAPER_SETTINGS', 'SPECIALS', 'PAD', 'BOS', 'EOS', 'UNK', 'ARCHS', 'Seq2SeqConfig', 'Vocab', 'build_vocab',
-           'TransformerSeq2Seq', 'LSTMSeq2Seq', 'make_model', 'n_params', 'lr_lambda', 'checkpoint_dir', 'TrainedModel',
-           'train', 'score_predictions']
+           'Attention', 'EncoderLayer', 'DecoderLayer', 'TransformerSeq2Seq', 'LSTMSeq2Seq', 'make_model', 'n_params',
+           'lr_lambda', 'PaddedPairs', 'pad_pairs', 'epoch_batches', 'checkpoint_dir', 'TrainState', 'init_training',
+           'train_epoch', 'save_checkpoint', 'load_checkpoint', 'resume', 'TrainedModel', 'trained_model', 'train',
+           'score_predictions']
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #a62855cd
 PAPER_SETTINGS = {
@@ -41,12 +43,14 @@ class Seq2SeqConfig:
     max_positions: int = 512  # learned position embeddings (transformer): longest source/target
     max_len: int = 512  # decoding bound in target tokens
     seed: int = 0
+    bucket: int = 0  # length bucketing: sort rows by length within pools of this many batches; 0 = random batches (see Training)
+    chunks: int = 1  # compute each batch in this many pieces of similar length (less padding, the same batch update)
     def __post_init__(self):
         if self.arch not in PAPER_SETTINGS:
             raise CogenError(f"Seq2SeqConfig.arch={self.arch!r}: choose one of {sorted(PAPER_SETTINGS)}")
         for k, v in PAPER_SETTINGS[self.arch].items():
             if getattr(self, k) is None: object.__setattr__(self, k, v)
-        for k in ('hidden', 'layers', 'batch_size', 'epochs', 'max_positions', 'max_len'):
+        for k in ('hidden', 'layers', 'batch_size', 'epochs', 'max_positions', 'max_len', 'chunks'):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise CogenError(f"Seq2SeqConfig.{k}={v!r}: must be a positive int")
@@ -55,8 +59,10 @@ class Seq2SeqConfig:
         if not 0 <= self.warmup < 1: raise CogenError(f"Seq2SeqConfig.warmup={self.warmup}: a fraction of the steps in [0, 1)")
         if not 0 <= self.dropout < 1: raise CogenError(f"Seq2SeqConfig.dropout={self.dropout}: must be in [0, 1)")
         if not self.lr > 0: raise CogenError(f"Seq2SeqConfig.lr={self.lr}: must be > 0")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
-            raise CogenError(f"Seq2SeqConfig.seed={self.seed!r}: must be a non-negative int")
+        for k in ('seed', 'bucket'):
+            v = getattr(self, k)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise CogenError(f"Seq2SeqConfig.{k}={v!r}: must be a non-negative int")
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #7d9818d5
 SPECIALS = ('<pad>', '<bos>', '<eos>', '<unk>')
@@ -93,19 +99,66 @@ def build_vocab(texts) -> Vocab:
     c = collections.Counter(w for t in texts for w in t.split())
     return Vocab(sorted(c, key=lambda w: (-c[w], w)))
 
-# %% ../../nbs/recogs/04_seq2seq.ipynb #1b51346c
-def _heads(x: torch.Tensor, h: int) -> torch.Tensor:
-    B, T, D = x.shape
-    return x.view(B, T, h, D // h).transpose(1, 2)
+# %% ../../nbs/recogs/04_seq2seq.ipynb #28b8c88a
+class Attention(nn.Module):
+    "Multi-head attention on `F.scaled_dot_product_attention`, packed query/key/value weights as in `nn.MultiheadAttention`."
+    def __init__(self, d: int, heads: int, dropout: float):
+        super().__init__()
+        self.heads, self.dropout = heads, dropout
+        self.in_proj = nn.Linear(d, 3 * d)  # query, key and value projections, packed in this order
+        self.out_proj = nn.Linear(d, d)
+    def _split(self, x: torch.Tensor, parts: int):
+        B, T, _ = x.shape                                                          # x: (B, T, parts * d)
+        return x.view(B, T, parts, self.heads, -1).permute(2, 0, 3, 1, 4).unbind(0)  # parts x (B, h, T, d/h)
+    def memory_kv(self, memory: torch.Tensor):
+        "Keys and values of the encoder output `memory` (B, S, d) for cross-attention: two (B, h, S, d/h)."
+        d = self.out_proj.in_features
+        return self._split(F.linear(memory, self.in_proj.weight[d:], self.in_proj.bias[d:]), 2)
+    def forward(self, x, kv=None, mask=None, causal: bool = False, cache: list | None = None):
+        """`x` (B, T, d) -> (B, T, d). Self-attention when `kv` is None, else cross-attention over `kv = memory_kv(memory)`.
+        `mask` (B, 1, 1, S) bool, True where a key may be attended. `cache` (self-attention while decoding): a list
+        holding the keys and values of the earlier positions; this call's are appended to them."""
+        d = self.out_proj.in_features
+        if kv is None:
+            q, k, v = self._split(self.in_proj(x), 3)                              # 3 x (B, h, T, d/h)
+            if cache is not None:
+                if cache: k, v = torch.cat([cache[0], k], 2), torch.cat([cache[1], v], 2)   # (B, h, t + T, d/h)
+                cache[:] = [k, v]
+        else:
+            q, = self._split(F.linear(x, self.in_proj.weight[:d], self.in_proj.bias[:d]), 1)   # (B, h, T, d/h)
+            k, v = kv                                                              # 2 x (B, h, S, d/h)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal,
+                                           dropout_p=self.dropout if self.training else 0.0)  # (B, h, T, d/h)
+        B, h, T, dh = y.shape
+        return self.out_proj(y.transpose(1, 2).reshape(B, T, h * dh))             # (B, T, d)
 
-def _merge(x: torch.Tensor) -> torch.Tensor:
-    B, h, T, d = x.shape
-    return x.transpose(1, 2).reshape(B, T, h * d)
+def _ffn(d: int, ffn: int) -> nn.Sequential: return nn.Sequential(nn.Linear(d, ffn), nn.GELU(), nn.Linear(ffn, d))
 
-def _qkv(mha: nn.MultiheadAttention, x: torch.Tensor, which: int) -> torch.Tensor:
-    "Query (0), key (1) or value (2) projection of `x` with `mha`'s packed input weights."
-    d = mha.embed_dim
-    return F.linear(x, mha.in_proj_weight[which * d:(which + 1) * d], mha.in_proj_bias[which * d:(which + 1) * d])
+class EncoderLayer(nn.Module):
+    "A post-LN BERT layer: `x = LN(x + drop(attention(x)))`, then `x = LN(x + drop(ffn(x)))`."
+    def __init__(self, cfg: Seq2SeqConfig):
+        super().__init__()
+        d = cfg.hidden
+        self.attn, self.ln1 = Attention(d, cfg.heads, cfg.dropout), nn.LayerNorm(d, eps=1e-12)
+        self.ffn, self.ln2 = _ffn(d, cfg.ffn), nn.LayerNorm(d, eps=1e-12)
+        self.drop = nn.Dropout(cfg.dropout)
+    def forward(self, x, mask):                                   # x (B, S, d), mask (B, 1, 1, S)
+        x = self.ln1(x + self.drop(self.attn(x, mask=mask)))
+        return self.ln2(x + self.drop(self.ffn(x)))               # (B, S, d)
+
+class DecoderLayer(nn.Module):
+    "A post-LN BERT decoder layer: causal self-attention, cross-attention over the encoder output, feed-forward."
+    def __init__(self, cfg: Seq2SeqConfig):
+        super().__init__()
+        d = cfg.hidden
+        self.self_attn, self.ln1 = Attention(d, cfg.heads, cfg.dropout), nn.LayerNorm(d, eps=1e-12)
+        self.cross_attn, self.ln2 = Attention(d, cfg.heads, cfg.dropout), nn.LayerNorm(d, eps=1e-12)
+        self.ffn, self.ln3 = _ffn(d, cfg.ffn), nn.LayerNorm(d, eps=1e-12)
+        self.drop = nn.Dropout(cfg.dropout)
+    def forward(self, x, mem_kv, mem_mask, cache: list | None = None):   # x (B, T, d), mem_kv 2 x (B, h, S, d/h)
+        x = self.ln1(x + self.drop(self.self_attn(x, causal=cache is None, cache=cache)))
+        x = self.ln2(x + self.drop(self.cross_attn(x, kv=mem_kv, mask=mem_mask)))
+        return self.ln3(x + self.drop(self.ffn(x)))               # (B, T, d)
 
 class TransformerSeq2Seq(nn.Module):
     "BERT-style encoder-decoder: learned absolute positions, post-LN layers with GELU, BERT LM head tied to the target embeddings."
@@ -116,73 +169,69 @@ class TransformerSeq2Seq(nn.Module):
         self.src_pos, self.tgt_pos = nn.Embedding(cfg.max_positions, d), nn.Embedding(cfg.max_positions, d)
         self.src_ln, self.tgt_ln = nn.LayerNorm(d, eps=1e-12), nn.LayerNorm(d, eps=1e-12)
         self.drop = nn.Dropout(cfg.dropout)
-        kw = dict(d_model=d, nhead=cfg.heads, dim_feedforward=cfg.ffn, dropout=cfg.dropout, activation='gelu',
-                  batch_first=True, norm_first=False, layer_norm_eps=1e-12)
-        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(**kw), cfg.layers, enable_nested_tensor=False)
-        self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(**kw), cfg.layers)
-        self.head = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.LayerNorm(d, eps=1e-12))
-        self.out = nn.Linear(d, n_tgt)
+        self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.layers))
+        self.decoder = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.layers))
+        self.head = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.LayerNorm(d, eps=1e-12))  # BERT's LM-head transform
+        self.out = nn.Linear(d, n_tgt)                           # weight tied to tgt_emb below; own bias
         self.apply(self._init)
         self.out.weight = self.tgt_emb.weight
-        self.max_positions, self.n_heads = cfg.max_positions, cfg.heads
+        self.max_positions = cfg.max_positions
     @staticmethod
     def _init(m):
         if isinstance(m, (nn.Linear, nn.Embedding)):
             nn.init.normal_(m.weight, std=0.02)
             if isinstance(m, nn.Linear) and m.bias is not None: nn.init.zeros_(m.bias)
             if isinstance(m, nn.Embedding) and m.padding_idx is not None: m.weight.data[m.padding_idx].zero_()
-        if isinstance(m, nn.MultiheadAttention):
-            nn.init.normal_(m.in_proj_weight, std=0.02); nn.init.zeros_(m.in_proj_bias)
-    def _embed(self, ids, emb, pos, ln, start: int = 0):
+    def _embed(self, ids, emb, pos, ln, start: int = 0):       # ids (B, T) -> (B, T, d)
         if start + ids.shape[1] > self.max_positions:
             raise CogenError(f"a sequence of {start + ids.shape[1]} tokens is longer than max_positions={self.max_positions}; raise Seq2SeqConfig.max_positions")
         p = torch.arange(start, start + ids.shape[1], device=ids.device)
         return self.drop(ln(emb(ids) + pos(p)[None]))
     def encode(self, src):
-        mask = src == PAD
-        return self.encoder(self._embed(src, self.src_emb, self.src_pos, self.src_ln), src_key_padding_mask=mask), mask
+        "`src` (B, S) -> memory (B, S, d) and the key mask (B, 1, 1, S), True at real (not padding) tokens."
+        mask = (src != PAD)[:, None, None, :]
+        x = self._embed(src, self.src_emb, self.src_pos, self.src_ln)
+        for layer in self.encoder: x = layer(x, mask)
+        return x, mask
+    def hidden(self, memory, mem_mask, tgt_in):
+        "Decoder output states (B, T, d) for every position of `tgt_in` (B, T) (teacher forcing, causal)."
+        x = self._embed(tgt_in, self.tgt_emb, self.tgt_pos, self.tgt_ln)
+        for layer in self.decoder: x = layer(x, layer.cross_attn.memory_kv(memory), mem_mask)
+        return x
     def decode(self, memory, mem_mask, tgt_in):
-        "Logits for every position of `tgt_in` (teacher forcing, causal mask)."
-        T = tgt_in.shape[1]
-        causal = torch.ones(T, T, dtype=torch.bool, device=tgt_in.device).triu(1)
-        h = self.decoder(self._embed(tgt_in, self.tgt_emb, self.tgt_pos, self.tgt_ln), memory, tgt_mask=causal,
-                         tgt_key_padding_mask=tgt_in == PAD, memory_key_padding_mask=mem_mask)
-        return self.out(self.head(h))
-    def forward(self, src, tgt_in): return self.decode(*self.encode(src), tgt_in)
+        "Logits (B, T, V) for every position of `tgt_in` (B, T)."
+        return self.out(self.head(self.hidden(memory, mem_mask, tgt_in)))
+    def forward(self, src, tgt_in, src_len=None, positions=None):
+        """Logits (B, T, V) for every position of `tgt_in`; with `positions` (n,), flat indices into B x T, only the
+        logits (n, V) of those positions (training: the LM head skips the padding)."""
+        x = self.hidden(*self.encode(src), tgt_in)                # (B, T, d)
+        if positions is not None: x = x.flatten(0, 1)[positions]  # (n, d)
+        return self.out(self.head(x))
     @torch.no_grad()
     def greedy(self, src, max_len: int) -> torch.Tensor:
         "Greedy decoding with cached keys/values; `(B, max_len)` ids, `<pad>` after each row's `<eos>`."
-        memory, mask = self.encode(src)
-        B, dev, h = src.shape[0], src.device, self.n_heads
+        memory, mask = self.encode(src)                          # (B, S, d), (B, 1, 1, S)
+        B, dev = src.shape[0], src.device
         out = torch.full((B, max_len), PAD, dtype=torch.long, device=dev)
         rows = torch.arange(B, device=dev)                       # original row of each live row
-        layers = list(self.decoder.layers)
-        mem_kv = [(_heads(_qkv(l.multihead_attn, memory, 1), h), _heads(_qkv(l.multihead_attn, memory, 2), h)) for l in layers]
-        attend = ~mask[:, None, None, :]
-        cache = [None] * len(layers)
+        mem_kv = [layer.cross_attn.memory_kv(memory) for layer in self.decoder]
+        caches = [[] for _ in self.decoder]                      # per layer: self-attention keys, values (b, h, t, d/h)
         y = torch.full((B, 1), BOS, dtype=torch.long, device=dev)
         for t in range(min(max_len, self.max_positions)):
-            x = self._embed(y, self.tgt_emb, self.tgt_pos, self.tgt_ln, start=t)
-            for i, l in enumerate(layers):
-                q, k, v = (_heads(_qkv(l.self_attn, x, j), h) for j in range(3))
-                if cache[i] is not None: k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
-                cache[i] = (k, v)
-                x = l.norm1(x + l.self_attn.out_proj(_merge(F.scaled_dot_product_attention(q, k, v))))
-                q = _heads(_qkv(l.multihead_attn, x, 0), h)
-                x = l.norm2(x + l.multihead_attn.out_proj(_merge(F.scaled_dot_product_attention(q, *mem_kv[i], attn_mask=attend))))
-                x = l.norm3(x + l.linear2(l.activation(l.linear1(x))))
-            nxt = self.out(self.head(x[:, -1])).argmax(-1)
+            x = self._embed(y, self.tgt_emb, self.tgt_pos, self.tgt_ln, start=t)      # (b, 1, d)
+            for layer, kv, cache in zip(self.decoder, mem_kv, caches): x = layer(x, kv, mask, cache)
+            nxt = self.out(self.head(x[:, -1])).argmax(-1)       # (b,)
             out[rows, t] = nxt
             live = nxt != EOS
             if not bool(live.any()): break
-            if not bool(live.all()):
-                rows, nxt, attend = rows[live], nxt[live], attend[live]
+            if not bool(live.all()):                             # finished rows leave the batch
+                rows, nxt, mask = rows[live], nxt[live], mask[live]
                 mem_kv = [(k[live], v[live]) for k, v in mem_kv]
-                cache = [(k[live], v[live]) for k, v in cache]
+                for c in caches: c[:] = [c[0][live], c[1][live]]
             y = nxt[:, None]
         return out
 
-# %% ../../nbs/recogs/04_seq2seq.ipynb #343aefb2
+# %% ../../nbs/recogs/04_seq2seq.ipynb #5f19bc53
 class LSTMSeq2Seq(nn.Module):
     "LSTM encoder-decoder with dot-product global attention (Luong et al. 2015), output projection tied to the target embeddings."
     def __init__(self, n_src: int, n_tgt: int, cfg: Seq2SeqConfig):
@@ -195,21 +244,26 @@ class LSTMSeq2Seq(nn.Module):
         self.out = nn.Linear(d, n_tgt)
         self.out.weight = self.tgt_emb.weight
         self.drop = nn.Dropout(cfg.dropout)
-    def encode(self, src):
-        lens = (src != PAD).sum(1)
-        packed = nn.utils.rnn.pack_padded_sequence(self.drop(self.src_emb(src)), lens.cpu(), batch_first=True, enforce_sorted=False)
+    def encode(self, src, src_len=None):
+        """`src` (B, S) -> encoder outputs (B, S, d), padding mask (B, S) (True at padding), final (h, c) states.
+        `src_len`: the row lengths as a CPU tensor when the caller knows them (saves a device->host copy)."""
+        lens = (src != PAD).sum(1).cpu() if src_len is None else src_len
+        packed = nn.utils.rnn.pack_padded_sequence(self.drop(self.src_emb(src)), lens, batch_first=True, enforce_sorted=False)
         out, state = self.enc(packed)
         out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])
         return self.drop(out), src == PAD, state
-    def step(self, enc_out, mask, tgt_in, state):
-        "Logits for `tgt_in` (B, T) given the decoder `state`; returns the new state too."
-        h, state = self.dec(self.drop(self.tgt_emb(tgt_in)), state)
-        scores = torch.bmm(h, enc_out.transpose(1, 2)).masked_fill(mask[:, None, :], float('-inf'))
-        ctx = torch.bmm(scores.softmax(-1), enc_out)
-        return self.out(torch.tanh(self.combine(torch.cat([h, ctx], -1)))), state
-    def forward(self, src, tgt_in):
-        enc_out, mask, state = self.encode(src)
-        return self.step(enc_out, mask, tgt_in, state)[0]
+    def step(self, enc_out, mask, tgt_in, state, positions=None):
+        """Logits (B, T, V) for `tgt_in` (B, T) given the decoder `state`; returns the new state too. With `positions`
+        (n,), flat indices into B x T, only the logits (n, V) of those positions."""
+        h, state = self.dec(self.drop(self.tgt_emb(tgt_in)), state)                    # (B, T, d)
+        scores = torch.bmm(h, enc_out.transpose(1, 2)).masked_fill(mask[:, None, :], float('-inf'))   # (B, T, S)
+        ctx = torch.bmm(scores.softmax(-1), enc_out)                                   # (B, T, d)
+        z = torch.cat([h, ctx], -1)                                                    # (B, T, 2d)
+        if positions is not None: z = z.flatten(0, 1)[positions]                      # (n, 2d)
+        return self.out(torch.tanh(self.combine(z))), state
+    def forward(self, src, tgt_in, src_len=None, positions=None):
+        enc_out, mask, state = self.encode(src, src_len)
+        return self.step(enc_out, mask, tgt_in, state, positions)[0]
     @torch.no_grad()
     def greedy(self, src, max_len: int) -> torch.Tensor:
         "Greedy decoding; `(B, max_len)` ids, `<pad>` after each row's `<eos>`; finished rows leave the batch."
@@ -241,7 +295,7 @@ def n_params(model: nn.Module) -> int:
     "Number of trainable parameters (tied weights counted once)."
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
-# %% ../../nbs/recogs/04_seq2seq.ipynb #d96226ee
+# %% ../../nbs/recogs/04_seq2seq.ipynb #48f78b00
 def lr_lambda(step: int, total: int, warmup: int) -> float:
     "Learning-rate factor at `step`: linear warm-up to 1 over `warmup` steps, then linear decay to 0 at `total`."
     if step < warmup: return step / max(1, warmup)
@@ -261,17 +315,165 @@ def _pad(seqs, device) -> torch.Tensor:
     for i, s in enumerate(seqs): t[i, :len(s)] = torch.tensor(s, dtype=torch.long)
     return t.to(device)
 
+@dataclass
+class PaddedPairs:
+    "Training pairs as ids with `<bos>`/`<eos>`, padded once and kept on the device; the lengths stay on the host."
+    src: torch.Tensor  # (N, S) source ids, S = the longest source
+    tgt: torch.Tensor  # (N, T) target ids, T = the longest target
+    src_len: np.ndarray  # (N,) source lengths
+    tgt_len: np.ndarray  # (N,) target lengths
+    def __len__(self): return len(self.src_len)
+
+def pad_pairs(pairs, src_vocab: Vocab, tgt_vocab: Vocab, device='cpu') -> PaddedPairs:
+    "Encode `(sentence, lf)` pairs with the vocabularies and pad them once into `PaddedPairs` on `device`."
+    src = [[BOS] + src_vocab.encode(s) + [EOS] for s, _ in pairs]
+    tgt = [[BOS] + tgt_vocab.encode(t) + [EOS] for _, t in pairs]
+    return PaddedPairs(_pad(src, device), _pad(tgt, device), np.array([len(s) for s in src]), np.array([len(t) for t in tgt]))
+
+def epoch_batches(data: PaddedPairs, batch_size: int, gen: torch.Generator, pool: int = 0) -> list[np.ndarray]:
+    """One epoch's batches of row indices, always `ceil(N / batch_size)` of them; the same generator state gives the same
+    batches. `pool` < 2: the rows shuffled with `gen` and cut in order (random batches, as before version 2). `pool` >= 2,
+    length bucketing: within pools of `pool` batches the shuffled rows are sorted by (target, source) length, stably (ties
+    keep the shuffled order), cut into batches, and the batches shuffled with `gen`."""
+    perm = torch.randperm(len(data), generator=gen).numpy()
+    if pool < 2: return [perm[b:b + batch_size] for b in range(0, len(perm), batch_size)]
+    key = data.tgt_len * (int(data.src_len.max()) + 1) + data.src_len
+    batches = []
+    for a in range(0, len(perm), pool * batch_size):
+        p = perm[a:a + pool * batch_size]
+        p = p[np.argsort(key[p], kind='stable')]
+        batches += [p[b:b + batch_size] for b in range(0, len(p), batch_size)]
+    return [batches[i] for i in torch.randperm(len(batches), generator=gen).tolist()]
+
 def checkpoint_dir(config: Seq2SeqConfig, pairs) -> Path:
     "`cache_dir('recogs', 'checkpoints', <hash>)` for `config` trained on `pairs` (the hash covers every field and every pair)."
     h = hashlib.sha256()
     for s, t in _check_pairs(pairs): h.update(f"{s}\t{t}\n".encode())
-    return cache_dir('recogs', 'checkpoints', stable_hash(['recogs.seq2seq/1', asdict(config), h.hexdigest()]))
+    # version 2: own attention layers (new parameter names), a new checkpoint format; version-1 checkpoints are not reused
+    return cache_dir('recogs', 'checkpoints', stable_hash(['recogs.seq2seq/2', asdict(config), h.hexdigest()]))
 
-def _save_atomic(path: Path, obj) -> None:
+# %% ../../nbs/recogs/04_seq2seq.ipynb #ddc179b8
+@dataclass
+class TrainState:
+    "Everything a training run carries from one epoch to the next (`save_checkpoint` writes it, `resume` restores it)."
+    config: Seq2SeqConfig
+    src_vocab: Vocab
+    tgt_vocab: Vocab
+    data: PaddedPairs
+    model: nn.Module
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    shuffle: torch.Generator  # draws each epoch's batches (CPU generator)
+    device: torch.device
+    history: list = field(default_factory=list)  # per finished epoch: epoch, loss, seconds, examples
+    @property
+    def epoch(self) -> int: return len(self.history)
+
+def _adamw(model: nn.Module, cfg: Seq2SeqConfig, device: torch.device) -> torch.optim.AdamW:
+    "AdamW with torch's fused kernel where this torch has one for `device`, else the default (foreach) implementation."
+    kw = dict(lr=cfg.lr, weight_decay=cfg.weight_decay)
+    try: opt = torch.optim.AdamW(model.parameters(), fused=True, **kw)
+    except (RuntimeError, TypeError, ValueError): return torch.optim.AdamW(model.parameters(), **kw)
+    return opt
+
+def init_training(config: Seq2SeqConfig, pairs, device='cpu') -> TrainState:
+    "Step 1: vocabularies, the padded data on `device`, the seeded model, AdamW, the warm-up/decay schedule, the shuffling generator."
+    cfg, pairs, device = config, _check_pairs(pairs), torch.device(device)
+    src_vocab, tgt_vocab = build_vocab(s for s, _ in pairs), build_vocab(t for _, t in pairs)
+    data = pad_pairs(pairs, src_vocab, tgt_vocab, device)
+    longest = int(max(data.src_len.max(), data.tgt_len.max()))
+    if cfg.arch == 'transformer' and longest > cfg.max_positions:
+        raise CogenError(f"train: a training sequence has {longest} tokens (with <bos>/<eos>), more than max_positions={cfg.max_positions}; raise it")
+    model = make_model(cfg, len(src_vocab), len(tgt_vocab)).to(device)
+    opt = _adamw(model, cfg, device)
+    total = math.ceil(len(pairs) / cfg.batch_size) * cfg.epochs
+    warmup = int(cfg.warmup * total)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: lr_lambda(step, total, warmup))
+    return TrainState(cfg, src_vocab, tgt_vocab, data, model, opt, sched, torch.Generator().manual_seed(int(cfg.seed)), device)
+
+def _pieces(data: PaddedPairs, batches, chunks: int) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+    """Per batch, its pieces: with `chunks` > 1 the rows sorted by target length and split into `chunks` pieces; each
+    piece with the flat positions (row * (T-1) + column) of its real target tokens, T its longest target."""
+    out = []
+    for b in batches:
+        if chunks > 1: b = b[np.argsort(data.tgt_len[b], kind='stable')]
+        out.append([(c, np.flatnonzero(np.arange(data.tgt_len[c].max() - 1)[None, :] < data.tgt_len[c][:, None] - 1))
+                    for c in np.array_split(b, min(chunks, len(b)))])
+    return out
+
+def train_epoch(st: TrainState) -> dict:
+    """Step 3: one epoch over `st.data`: the batches of `epoch_batches`, each computed in `config.chunks` pieces of
+    similar length (gathered from the padded tensors, cut to their longest row; gradients summed, so a batch's update
+    is that of the whole batch), the LM head on the real target tokens only. Appends the epoch's record to
+    `st.history` and returns it (`loss`: mean cross-entropy per target token over the epoch). bf16 autocast on CUDA only."""
+    cfg, data, model, opt, sched = st.config, st.data, st.model, st.optimizer, st.scheduler
+    model.train(); t0 = time.perf_counter()
+    pieces = _pieces(data, epoch_batches(data, cfg.batch_size, st.shuffle, cfg.bucket), cfg.chunks)
+    order = torch.from_numpy(np.concatenate([i for ps in pieces for i, _ in ps])).to(st.device)   # one host->device
+    flat = torch.from_numpy(np.concatenate([p for ps in pieces for _, p in ps])).to(st.device)   # copy per epoch each
+    amp = torch.autocast('cuda', dtype=torch.bfloat16) if st.device.type == 'cuda' else contextlib.nullcontext()
+    loss_sum, n_tok, a, c = torch.zeros((), device=st.device), 0, 0, 0
+    for ps in pieces:
+        n = sum(len(pos) for _, pos in ps)                                    # target tokens of the whole batch
+        opt.zero_grad(set_to_none=True)
+        for idx, pos in ps:
+            rows, a = order[a:a + len(idx)], a + len(idx)
+            p, c = flat[c:c + len(pos)], c + len(pos)                           # (n_piece,) real target positions
+            S, T = int(data.src_len[idx].max()), int(data.tgt_len[idx].max())  # from the host copy: no device sync
+            src, tgt = data.src[:, :S][rows], data.tgt[:, :T][rows]              # (b, S), (b, T)
+            with amp:
+                logits = model(src, tgt[:, :-1], src_len=torch.from_numpy(data.src_len[idx]), positions=p)   # (n_piece, V)
+            loss = F.cross_entropy(logits.float(), tgt[:, 1:].flatten()[p], reduction='sum') / n   # share of the batch mean
+            loss.backward()
+            loss_sum += loss.detach() * n
+        opt.step(); sched.step()
+        n_tok += n
+    rec = dict(epoch=st.epoch + 1, loss=float(loss_sum) / n_tok, seconds=time.perf_counter() - t0, examples=len(data))
+    st.history.append(rec)
+    return rec
+
+# %% ../../nbs/recogs/04_seq2seq.ipynb #884b1487
+def _timings_path(path: Path) -> Path: return path.with_suffix('.seconds.json')
+
+def save_checkpoint(st: TrainState, path: Path) -> None:
+    """Step 4: write `st` to `path` atomically: weights, optimizer, schedule, both generators and the per-epoch losses,
+    as tensors, numbers and strings only (`torch.load(weights_only=True)` reads it back). The epoch timings go to a JSON
+    file beside it, so that the checkpoint is byte-for-byte the same for the same config, data and seed (on CPU)."""
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(_timings_path(path), json.dumps([h['seconds'] for h in st.history]))
+    cuda_rng = torch.cuda.get_rng_state() if st.device.type == 'cuda' else None
+    state = dict(format='recogs.seq2seq/2', config=asdict(st.config), epoch=st.epoch,
+                 losses=[(h['epoch'], h['loss'], h['examples']) for h in st.history],
+                 model=st.model.state_dict(), optimizer=st.optimizer.state_dict(), scheduler=st.scheduler.state_dict(),
+                 shuffle_rng=st.shuffle.get_state(), torch_rng=torch.get_rng_state(), cuda_rng=cuda_rng)
     tmp = path.with_name(f'.{path.name}.tmp')
-    torch.save(obj, tmp); os.replace(tmp, path)
+    torch.save(state, tmp); os.replace(tmp, path)
 
-# %% ../../nbs/recogs/04_seq2seq.ipynb #edc7bd23
+def load_checkpoint(path: Path, device='cpu') -> dict:
+    """The state saved by `save_checkpoint`, read with `torch.load(..., weights_only=True)`: a file that holds anything
+    but tensors and plain values (a tampered or foreign pickle) is refused, never executed."""
+    try: st = torch.load(path, map_location=device, weights_only=True)
+    except Exception as e:
+        raise CogenError(f"checkpoint {path} cannot be read safely (a damaged file, or one that holds more than tensors "
+                         f"and plain values: {type(e).__name__}: {str(e).splitlines()[0][:200]}); delete it to train again") from None
+    if not isinstance(st, dict) or st.get('format') != 'recogs.seq2seq/2':
+        raise CogenError(f"checkpoint {path} is not a recogs.seq2seq/2 checkpoint; delete it to train again")
+    return st
+
+def resume(st: TrainState, path: Path) -> None:
+    "Step 2: restore the state of `st` from the checkpoint at `path` (weights, optimizer, schedule, generators, history)."
+    ck = load_checkpoint(path, st.device)
+    if ck['config'] != asdict(st.config):
+        raise CogenError(f"checkpoint {path} was written for another config ({ck['config']}); delete it to train again")
+    st.model.load_state_dict(ck['model']); st.optimizer.load_state_dict(ck['optimizer']); st.scheduler.load_state_dict(ck['scheduler'])
+    st.shuffle.set_state(ck['shuffle_rng']); torch.set_rng_state(ck['torch_rng'])
+    if ck['cuda_rng'] is not None and st.device.type == 'cuda': torch.cuda.set_rng_state(ck['cuda_rng'])
+    tp = _timings_path(Path(path))
+    seconds = json.loads(tp.read_text()) if tp.exists() else []
+    seconds = seconds + [float('nan')] * (len(ck['losses']) - len(seconds))   # timings of a lost JSON file: unknown
+    st.history = [dict(epoch=e, loss=l, seconds=s, examples=n) for (e, l, n), s in zip(ck['losses'], seconds)]
+
+# %% ../../nbs/recogs/04_seq2seq.ipynb #0b83f6ef
 @dataclass
 class TrainedModel:
     "A trained model with its vocabularies and per-epoch training record (`history`: epoch, loss, seconds, examples)."
@@ -293,7 +495,8 @@ class TrainedModel:
         s = self.train_seconds
         return sum(h['examples'] for h in self.history) / s if s else float('nan')
     def predict(self, sentences, batch_size: int = 256, max_len: int | None = None, progress: bool = False) -> list[str]:
-        "Greedy decoding of `sentences`, batched by length; each row stops at `<eos>` or after `max_len` tokens (default `config.max_len`)."
+        """Greedy decoding of `sentences` in batches of similar source length (bucketed: sorted by length, ties by
+        position); each row stops at `<eos>` or after `max_len` tokens (default `config.max_len`)."""
         from tqdm.auto import tqdm
         sentences = list(sentences)
         if not sentences: return []
@@ -308,58 +511,28 @@ class TrainedModel:
             for i, row in zip(idx, ys): out[i] = self.tgt_vocab.decode(row.tolist())
         return out
 
+def trained_model(st: TrainState, checkpoint: Path | None = None, epochs_run: int = 0) -> TrainedModel:
+    "The `TrainedModel` of a training state (the model put in eval mode)."
+    st.model.eval()
+    return TrainedModel(st.config, st.src_vocab, st.tgt_vocab, st.model, st.history, checkpoint, str(st.device), epochs_run)
+
 def train(config: Seq2SeqConfig, train_pairs, progress: bool = True, device: str | None = None,
           checkpoint: bool = True) -> TrainedModel:
-    """Train `config` on `(sentence, lf)` pairs (AdamW, linear warm-up and decay, teacher forcing, no early stopping).
-    With `checkpoint`, resumes from / reuses the checkpoint in `checkpoint_dir(config, train_pairs)`.
+    """Train `config` on `(sentence, lf)` pairs (AdamW, linear warm-up and decay, teacher forcing, no early stopping):
+    `init_training`, `resume` from the checkpoint if there is one, then `train_epoch` and `save_checkpoint` until
+    `config.epochs`. With `checkpoint`, resumes from / reuses the checkpoint in `checkpoint_dir(config, train_pairs)`.
     `device` defaults to CUDA when available."""
     from tqdm.auto import tqdm
-    cfg, pairs = config, _check_pairs(train_pairs)
-    device = device or ('cuda' if torch.cuda.is_available() else 'cpu')
-    src_vocab, tgt_vocab = build_vocab(s for s, _ in pairs), build_vocab(t for _, t in pairs)
-    src = [[BOS] + src_vocab.encode(s) + [EOS] for s, _ in pairs]
-    tgt = [[BOS] + tgt_vocab.encode(t) + [EOS] for _, t in pairs]
-    longest = max(max(map(len, src)), max(map(len, tgt)))
-    if cfg.arch == 'transformer' and longest > cfg.max_positions:
-        raise CogenError(f"train: a training sequence has {longest} tokens (with <bos>/<eos>), more than max_positions={cfg.max_positions}; raise it")
-    model = make_model(cfg, len(src_vocab), len(tgt_vocab)).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    total = math.ceil(len(pairs) / cfg.batch_size) * cfg.epochs
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_lambda(s, total, int(cfg.warmup * total)))
-    gen = torch.Generator().manual_seed(int(cfg.seed))
-    history, start = [], 0
-    ckpt = checkpoint_dir(cfg, pairs)/'last.pt' if checkpoint else None
-    if ckpt is not None and ckpt.exists():
-        st = torch.load(ckpt, map_location=device, weights_only=False)
-        model.load_state_dict(st['model']); opt.load_state_dict(st['optimizer']); sched.load_state_dict(st['scheduler'])
-        gen.set_state(st['shuffle_rng']); torch.set_rng_state(st['torch_rng'])
-        if st.get('cuda_rng') is not None and torch.cuda.is_available() and device.startswith('cuda'): torch.cuda.set_rng_state(st['cuda_rng'])
-        history, start = list(st['history']), int(st['epoch'])
-    tm = TrainedModel(cfg, src_vocab, tgt_vocab, model, history, ckpt, device)
-    if start >= cfg.epochs:
-        model.eval(); return tm
-    loss_fn = nn.CrossEntropyLoss(ignore_index=PAD)
-    bar = tqdm(range(start, cfg.epochs), desc=f'train {cfg.arch}', disable=not progress, initial=start, total=cfg.epochs)
-    for epoch in bar:
-        model.train(); t0 = time.perf_counter(); tot = ntok = 0.0
-        perm = torch.randperm(len(pairs), generator=gen).tolist()
-        for b in range(0, len(perm), cfg.batch_size):
-            idx = perm[b:b + cfg.batch_size]
-            s, t = _pad([src[i] for i in idx], device), _pad([tgt[i] for i in idx], device)
-            logits = model(s, t[:, :-1])
-            loss = loss_fn(logits.reshape(-1, logits.shape[-1]), t[:, 1:].reshape(-1))
-            opt.zero_grad(set_to_none=True); loss.backward(); opt.step(); sched.step()
-            k = int((t[:, 1:] != PAD).sum()); tot += loss.detach().item() * k; ntok += k
-        history.append(dict(epoch=epoch + 1, loss=tot / ntok, seconds=time.perf_counter() - t0, examples=len(pairs)))
-        tm.epochs_run += 1
-        bar.set_postfix(loss=f"{tot / ntok:.4f}")
-        if ckpt is not None:
-            cuda_rng = torch.cuda.get_rng_state() if device.startswith('cuda') else None
-            _save_atomic(ckpt, dict(model=model.state_dict(), optimizer=opt.state_dict(), scheduler=sched.state_dict(),
-                                    shuffle_rng=gen.get_state(), torch_rng=torch.get_rng_state(), cuda_rng=cuda_rng,
-                                    history=history, epoch=epoch + 1, config=asdict(cfg)))
-    model.eval()
-    return tm
+    pairs = _check_pairs(train_pairs)
+    st = init_training(config, pairs, device or ('cuda' if torch.cuda.is_available() else 'cpu'))
+    ckpt = checkpoint_dir(config, pairs)/'last.pt' if checkpoint else None
+    if ckpt is not None and ckpt.exists(): resume(st, ckpt)
+    start = st.epoch
+    bar = tqdm(range(start, config.epochs), desc=f'train {config.arch}', disable=not progress, initial=start, total=config.epochs)
+    for _ in bar:
+        bar.set_postfix(loss=f"{train_epoch(st)['loss']:.4f}")
+        if ckpt is not None: save_checkpoint(st, ckpt)
+    return trained_model(st, ckpt, st.epoch - start)
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #1f0d9cd3
 def score_predictions(preds, golds, variant: str = 'cogs') -> pd.DataFrame:

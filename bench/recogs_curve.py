@@ -1,0 +1,90 @@
+"""ReCOGS learning curve on this machine: gen SEM per category against training minutes, to size the `cpu` profile.
+
+Run from the repository root (one run; it writes one CSV, the rows of every evaluation):
+  COGEN_MIRROR=../shared/data nice -n 10 .venv/bin/python bench/recogs_curve.py [--variant cogs] [--model transformer]
+      [--hidden 128] [--batch-size 64] [--lr 1e-3] [--epochs 8] [--eval-limit 10] [--threads 1]
+      [--bucket 0] [--budget-min 28] [--out data/recogs_cpu_curve.csv]
+
+One training run of the library's loop (`init_training`, then `train_epoch` epoch by epoch) on all of the variant's
+training rows, with the schedule of `--epochs` epochs (linear warm-up over 10% of the steps, linear decay to 0 at the
+last one). After every epoch, the model decodes `--eval-limit` gen rows per category (the same seeded rows as the
+experiment notebook scores with that eval_limit and seed) and scores exact match and SEM. The run stops early once
+the training time passes `--budget-min` minutes. Note: a point before the last epoch is taken mid-schedule (learning
+rate not yet decayed); a run planned to end at that epoch would decay earlier and usually score a little higher there.
+Training time is recorded twice: wall-clock seconds on this machine as it was (shared with other work; the `load1`
+column records the 1-minute load average at each evaluation) and the CPU seconds of the process, which with one torch
+thread is about what the training takes on an idle core.
+"""
+import argparse, os, sys, time
+from pathlib import Path
+import numpy as np, pandas as pd
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from cogen_lib.core import make_rng
+from cogen_lib.recogs.rewrites import convert
+from cogen_lib.recogs import seq2seq as S
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--variant', default='cogs')
+    ap.add_argument('--model', default='transformer', choices=['transformer', 'lstm'])
+    ap.add_argument('--hidden', type=int, default=128)
+    ap.add_argument('--batch-size', type=int, default=64)
+    ap.add_argument('--lr', type=float, default=1e-3)
+    ap.add_argument('--epochs', type=int, default=8, help='epochs of the schedule')
+    ap.add_argument('--train-limit', type=int, default=0, help='training rows (seeded sample), 0 = all')
+    ap.add_argument('--eval-limit', type=int, default=10, help='gen rows per category')
+    ap.add_argument('--max-len', type=int, default=160)
+    ap.add_argument('--threads', type=int, default=1)
+    ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--bucket', type=int, default=0, help='Seq2SeqConfig.bucket: length bucketing in pools of N batches, 0 = random batches')
+    ap.add_argument('--budget-min', type=float, default=28.0, help='stop after the epoch that passes this many training minutes')
+    ap.add_argument('--out', default='data/recogs_cpu_curve.csv')
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    # the experiment notebook's row samples: one seeded generator drawing train, dev, test, then each gen category
+    rng = make_rng(a.seed)
+    def sample(df, n):
+        if not n or n >= len(df): return df.reset_index(drop=True)
+        return df.iloc[np.sort(rng.choice(len(df), n, replace=False))].reset_index(drop=True)
+    train = sample(convert(a.variant, 'train', a.seed), a.train_limit)
+    sample(convert(a.variant, 'dev', a.seed), a.eval_limit); sample(convert(a.variant, 'test', a.seed), a.eval_limit)
+    gen = convert(a.variant, 'gen', a.seed)
+    gen = pd.concat([sample(g, a.eval_limit) for _, g in gen.groupby('type', sort=True)], ignore_index=True)
+
+    cfg = S.Seq2SeqConfig(a.model, hidden=a.hidden, batch_size=a.batch_size, lr=a.lr, epochs=a.epochs, max_len=a.max_len, seed=a.seed,
+                          bucket=a.bucket)
+    st = S.init_training(cfg, zip(train.sentence, train.lf))
+    print(f"{cfg}\n{len(train)} train rows, {len(gen)} gen rows, {S.n_params(st.model):,} parameters, "
+          f"{torch.get_num_threads()} thread(s)", flush=True)
+    out, rows, cpu_s = Path(a.out), [], 0.0
+    for _ in range(cfg.epochs):
+        c0 = time.process_time()
+        rec = S.train_epoch(st)
+        cpu_s += time.process_time() - c0        # CPU seconds of this process (all its threads): the time alone, with 1 thread
+        t0 = time.perf_counter()
+        tm = S.trained_model(st)
+        preds = tm.predict(gen.sentence, batch_size=128)
+        sc = pd.concat([gen, S.score_predictions(preds, gen.lf, a.variant)], axis=1)
+        dec = time.perf_counter() - t0
+        train_s = sum(h['seconds'] for h in st.history)
+        load1 = os.getloadavg()[0]
+        for cat, g in sc.groupby('type', sort=True):
+            rows.append(dict(variant=a.variant, model=a.model, hidden=cfg.hidden, ffn=cfg.ffn, heads=cfg.heads,
+                             batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed, bucket=cfg.bucket, epochs_planned=cfg.epochs,
+                             train_rows=len(train), threads=torch.get_num_threads(), epoch=rec['epoch'],
+                             train_seconds=round(train_s, 1), train_cpu_seconds=round(cpu_s, 1), loss=round(rec['loss'], 5), category=cat, n=len(g),
+                             em=round(float(g['em'].mean()), 4), sem=round(float(g['sem'].mean()), 4),
+                             decode_seconds=round(dec, 1), load1=round(load1, 2)))
+        print(f"epoch {rec['epoch']}: {rec['seconds']:.0f} s ({rec['examples'] / rec['seconds']:.0f} ex/s), loss {rec['loss']:.4f}, "
+              f"train {train_s / 60:.1f} min ({cpu_s / 60:.1f} CPU min); gen EM {sc['em'].mean():.3f} SEM {sc['sem'].mean():.3f} "
+              f"(decoded in {dec:.0f} s); load {load1:.1f}", flush=True)
+        pd.DataFrame(rows).to_csv(out, index=False)        # rewritten after every epoch: an interrupted run keeps its points
+        if train_s > 60 * a.budget_min: break
+    print(f"wrote {out}")
+
+
+if __name__ == '__main__':
+    main()

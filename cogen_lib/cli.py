@@ -46,12 +46,15 @@ def data_fetch(sources: Optional[list[str]] = typer.Argument(None, help='Sources
 def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.g. quickstart), or 'all'."),
         profile: str = typer.Option('smoke', help='smoke (CI), cpu (this machine), paper (full settings, GPU).'),
         force: bool = typer.Option(False, help='Re-execute runs even when fresh (model calls still come from the cache).'),
-        out: Optional[Path] = typer.Option(None, help='Where runs/, results/ and figures/ go (default: the project).')):
+        out: Optional[Path] = typer.Option(None, help='Where runs/, results/ and figures/ go (default: the project).'),
+        executor: str = typer.Option('local', help="local: runs on this machine; dask: each run is a task on a Dask cluster."),
+        workers: int = typer.Option(1, help='Runs at once (local), or LocalCluster worker processes (dask without --scheduler).'),
+        scheduler: Optional[str] = typer.Option(None, help='Address of a running Dask scheduler, e.g. tcp://host:8786 (dask only).')):
     "Execute a paper's grid with papermill: fresh runs are skipped, an interrupted grid resumes."
     from cogen_lib.runner import run_grid, list_papers
     try:
         papers = list_papers() if paper == 'all' else [paper]
-        reps = [run_grid(p, profile, out=out, force=force) for p in papers]
+        reps = [run_grid(p, profile, out=out, force=force, executor=executor, workers=workers, scheduler=scheduler) for p in papers]
     except CogenError as e: cli_fail(e)
     if any(r.failed for r in reps): raise typer.Exit(1)
 

@@ -196,8 +196,9 @@ class _CachedModel:
     def _key(self, op: str, inp, settings: dict) -> str:
         return stable_hash(dict(model=self.name, revision=self.revision, op=op, input=inp, settings=settings), 32)
 
-    def _run(self, op, inputs, settings, prepare, run_batch, batch_size=8, desc=None, cache=True):
-        "Run `inputs` through `run_batch` in cached batches; returns one `(value, error, cached)` per input."
+    def _run(self, op, inputs, settings, prepare, run_batch, batch_size=8, desc=None, cache=True, group=None):
+        """Run `inputs` through `run_batch` in cached batches; returns one `(value, error, cached)` per input. With `group`
+        (input -> hashable), a batch holds up to `batch_size` whole groups (e.g. the options of `batch_size` questions)."""
         from tqdm.auto import tqdm
         if not isinstance(batch_size, int) or batch_size < 1: raise CogenError(f"batch_size must be a positive int, got {batch_size!r}")
         cc = call_cache() if cache is True else cache if isinstance(cache, CallCache) else None
@@ -216,7 +217,12 @@ class _CachedModel:
             except CogenError as e: out[i] = (None, str(e), False); st['errors'] += 1
             else: todo.append(i)
         todo.sort(key=lambda i: (-cost[i], i))
-        batches = [todo[j:j+batch_size] for j in range(0, len(todo), batch_size)]
+        if group is None: batches = [todo[j:j+batch_size] for j in range(0, len(todo), batch_size)]
+        else:   # whole groups, the most costly group first, ties by position
+            gs: dict = {}
+            for i in todo: gs.setdefault(group(inputs[i]), []).append(i)
+            gl = sorted(gs.values(), key=lambda g: (-max(cost[i] for i in g), min(g)))
+            batches = [sum(gl[j:j+batch_size], []) for j in range(0, len(gl), batch_size)]
         for b in tqdm(batches, desc=desc or f'{self.name} {op}', unit='batch', disable=not batches, leave=False):
             t1 = time.perf_counter()
             try: res = run_batch([payload[i] for i in b])
@@ -414,17 +420,81 @@ def generate(self: LM, prompts: list, max_new_tokens: int = 64, do_sample: bool 
     return [Generation(v['text'], None, c, v['n_new_tokens'], v['finish_reason']) if v is not None else Generation(None, err)
             for v, err, c in out]
 
+# %% ../nbs/02_models.ipynb #2d806101
+def _shared_prefix(seqs: list[list[int]], limit: int) -> int:
+    "Length of the longest common prefix of `seqs`, at most `limit`."
+    n = min(limit, *map(len, seqs))
+    for j in range(n):
+        t = seqs[0][j]
+        if any(s[j] != t for s in seqs[1:]): return j
+    return n
+
+@patch
+def _score_groups(self: LM, rows: list[tuple]) -> list[dict]:
+    """Score `(context_key, whole, n_opt)` rows: the options of one context share a single pass over their common prefix.
+    The prefixes of all contexts go through the model together (left-padded, only the last position's logits kept); then,
+    one option per context at a time, the option tokens run on top of the prefix key/value cache, which is put back to its
+    state after the prefix pass before each round. Returns one `dict(logprob, n_tokens, greedy)` per row, in order."""
+    import torch
+    by_ctx: dict = {}
+    for r, (ctx, _, _) in enumerate(rows): by_ctx.setdefault(ctx, []).append(r)
+    units = []    # (prefix ids, [(row, suffix ids fed to the model, target ids, index of the first scored logit)])
+    for members in by_ctx.values():
+        ins = [rows[r][1][:-1] for r in members]                   # what the model reads for each option
+        conds = [len(rows[r][1]) - rows[r][2] for r in members]    # context tokens before each option's first token
+        p = _shared_prefix(ins, min(conds))
+        parts = [members] if p else [[r] for r in members]         # nothing shared (cut contexts): one unit per option
+        for part in parts:
+            q = p or len(rows[part[0]][1]) - rows[part[0]][2]
+            w0 = rows[part[0]][1]
+            units.append((w0[:q], [(r, rows[r][1][q:-1], rows[r][1][-rows[r][2]:], len(rows[r][1]) - rows[r][2] - q) for r in part]))
+    U, P = len(units), max(len(u[0]) for u in units)
+    ids = torch.full((U, P), self.pad_id, dtype=torch.long)
+    mask = torch.zeros((U, P), dtype=torch.long)
+    for u, (pre, _) in enumerate(units): ids[u, P-len(pre):] = torch.tensor(pre); mask[u, P-len(pre):] = 1   # left padding
+    lens = mask.sum(1)                                                   # (U,) real prefix lengths
+    dev = self.device
+    with torch.inference_mode():
+        out = self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=(mask.cumsum(1) - 1).clamp(min=0).to(dev),
+                         use_cache=True, logits_to_keep=1)
+        last = out.logits[:, -1].float()                                 # (U, vocab): next-token logits after each prefix
+        cache = out.past_key_values
+        saved = [dict(vars(layer)) for layer in cache.layers]           # the cache right after the prefix pass
+        res: list = [None] * len(rows)
+        for k in range(max(len(m) for _, m in units)):
+            todo = [(u, m[k]) for u, (_, m) in enumerate(units) if k < len(m)]
+            S = max(len(s) for _, (_, s, _, _) in todo)
+            logits = None
+            if S:
+                for layer, st in zip(cache.layers, saved): layer.__dict__.update(st)   # forget the previous round's options
+                sid = torch.full((U, S), self.pad_id, dtype=torch.long)
+                smask = torch.zeros((U, S), dtype=torch.long)
+                for u, (_, s, _, _) in todo:
+                    if s: sid[u, :len(s)] = torch.tensor(s); smask[u, :len(s)] = 1           # right padding
+                pos = lens[:, None] + torch.arange(S)[None]                  # (U, S): positions continue each prefix
+                logits = self.model(input_ids=sid.to(dev), attention_mask=torch.cat([mask, smask], 1).to(dev),
+                                    position_ids=pos.to(dev), past_key_values=cache, use_cache=True).logits.float()  # (U, S, vocab)
+            for u, (r, s, tgt, first) in todo:
+                seq = last[u:u+1] if not s else torch.cat([last[u:u+1], logits[u, :len(s)]])   # logits after prefix[:-1]... option[:-1]
+                lp = torch.log_softmax(seq[first:first+len(tgt)], -1)
+                t = torch.tensor(tgt, device=lp.device)
+                res[r] = dict(logprob=float(lp.gather(-1, t[:, None]).sum()), n_tokens=len(tgt), greedy=bool((lp.argmax(-1) == t).all()))
+    return res
+
 # %% ../nbs/02_models.ipynb #47fa4485
 @patch
 def score_options(self: LM, prompt, options: list[str], normalize: str | None = None, batch_size: int = 8,
                   chat: bool | None = None, desc: str | None = None, cache: bool | CallCache = True) -> list[float]:
     "Log-likelihood of each option as a continuation of `prompt` (or of `prompt[i]` for option i)."
-    import torch
     if normalize not in (None, 'tokens', 'chars'): raise CogenError(f"normalize must be None, 'tokens' or 'chars', got {normalize!r}")
     if isinstance(options, str) or not options: raise CogenError("options must be a non-empty list of strings")
     ctxs = prompt if isinstance(prompt, (list, tuple)) and all(isinstance(p, str) for p in prompt) else [prompt] * len(options)
     if len(ctxs) != len(options): raise CogenError(f"{len(ctxs)} prompts for {len(options)} options; pass one prompt, or one per option")
     chat = self._use_chat(chat)
+    enc: dict = {}
+    def encode(text):                     # each context is tokenized once per call, not once per option
+        if text not in enc: enc[text] = self._encode(text, chat)
+        return enc[text]
 
     def prepare(pair):
         ctx, opt = pair
@@ -432,7 +502,7 @@ def score_options(self: LM, prompt, options: list[str], normalize: str | None = 
         if not chat:
             n = len(text) - len(text.rstrip())
             if n: text, opt = text[:-n], text[-n:] + opt
-        whole, cids = self._encode(text + opt, chat), self._encode(text, chat)
+        whole, cids = self._encode(text + opt, chat), encode(text)
         if not cids:   # empty context: condition on BOS (or EOS), as lm-evaluation-harness does
             pre = self.tokenizer.bos_token_id if self.tokenizer.bos_token_id is not None else self.eos_ids[0]
             whole, cids = [pre] + whole, [pre]
@@ -440,25 +510,11 @@ def score_options(self: LM, prompt, options: list[str], normalize: str | None = 
         if n_opt < 1: raise CogenError(f"option {pair[1]!r} adds no tokens to the prompt")
         if n_opt >= self.max_length: raise CogenError(f"option {pair[1]!r} alone has {n_opt} tokens, more than the {self.max_length}-token context window")
         whole = whole[-(self.max_length + 1):]
-        return len(whole), (whole, n_opt)
-
-    def run_batch(rows):
-        L = max(len(w) for w, _ in rows) - 1
-        ids = torch.full((len(rows), L), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), L), dtype=torch.long)
-        for r, (w, _) in enumerate(rows): ids[r, :len(w)-1] = torch.tensor(w[:-1]); mask[r, :len(w)-1] = 1   # right padding
-        with torch.inference_mode():
-            logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits.float()
-        res = []
-        for r, (w, n) in enumerate(rows):
-            lp = torch.log_softmax(logits[r, len(w)-1-n:len(w)-1], -1)
-            tgt = torch.tensor(w[-n:], device=lp.device)
-            res.append(dict(logprob=float(lp.gather(-1, tgt[:, None]).sum()), n_tokens=n,
-                            greedy=bool((lp.argmax(-1) == tgt).all())))
-        return res
+        return len(whole), (canonical_json(ctx), whole, n_opt)
 
     settings = dict(chat=chat, dtype=self.dtype)
-    out = self._run('score', [list(p) for p in zip(ctxs, options)], settings, prepare, run_batch, batch_size, desc, cache)
+    out = self._run('score', [list(p) for p in zip(ctxs, options)], settings, prepare, self._score_groups, batch_size, desc, cache,
+                    group=lambda pair: canonical_json(pair[0]))
     errs = [err for v, err, _ in out if err]
     if errs: raise CogenError(f"{self.name}: could not score {len(errs)} of {len(options)} options: {errs[0]}")
     div = lambda v, o: 1 if normalize is None else v['n_tokens'] if normalize == 'tokens' else max(len(o), 1)

@@ -12,10 +12,10 @@ import yaml
 from .core import CogenError, project_root, stable_hash, sha256_file, lib_version, atomic_write_text
 
 # %% auto #0
-__all__ = ['PROFILES', 'RESULT_COLUMNS', 'MAX_ERROR_CHARS', 'FIGURE_PROFILES', 'Run', 'Grid', 'load_grid', 'list_papers',
-           'notebook_hash', 'library_hash', 'Recorder', 'save_figure', 'save_table', 'GridReport', 'is_fresh',
-           'execute_run', 'run_grid', 'read_result_files', 'collect_results', 'summary_rows', 'figures_dir',
-           'run_summary', 'build_site']
+__all__ = ['PROFILES', 'RESULT_COLUMNS', 'MAX_ERROR_CHARS', 'PROVENANCE_PROFILES', 'EXECUTORS', 'FIGURE_PROFILES', 'Run', 'Grid',
+           'load_grid', 'list_papers', 'notebook_hash', 'library_hash', 'Recorder', 'save_figure', 'save_table',
+           'GridReport', 'is_fresh', 'provenance_columns', 'execute_run', 'run_grid', 'read_result_files',
+           'collect_results', 'summary_rows', 'figures_dir', 'run_summary', 'build_site']
 
 # %% ../nbs/04_runner.ipynb #344babb1
 PROFILES = ('smoke', 'cpu', 'paper')
@@ -193,9 +193,39 @@ def _first_line(e: BaseException) -> str:
     if hasattr(e, 'ename'): return f"{e.ename}: {e.evalue}"
     return f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
 
+# %% ../nbs/04_runner.ipynb #750fc637
+PROVENANCE_PROFILES = ('paper',)
+"Profiles whose result rows carry `provenance_columns`: their runs need hardware that `make reproduce` lacks, so their rows are committed."
+
+def _device() -> str:
+    "The GPU(s) this machine offers (from `nvidia-smi`, without importing torch), else the CPU."
+    import platform, subprocess
+    try:
+        r = subprocess.run(['nvidia-smi', '--query-gpu=name', '--format=csv,noheader'], capture_output=True, text=True, timeout=20)
+        gpus = [g.strip() for g in r.stdout.splitlines() if g.strip()] if r.returncode == 0 else []
+    except (OSError, subprocess.SubprocessError): gpus = []
+    if gpus: return ' + '.join(f"{n} x {g}" if n > 1 else g for g, n in ((g, gpus.count(g)) for g in dict.fromkeys(gpus)))
+    return f"cpu ({platform.machine()}, {os.cpu_count()} cores)"
+
+def _commit(root: Path) -> str:
+    "`$COGEN_COMMIT` if set (a copy of the tree without `.git`), else the git commit of `root`, `+dirty` with uncommitted changes."
+    import subprocess
+    if os.environ.get('COGEN_COMMIT'): return os.environ['COGEN_COMMIT']
+    try:
+        head = subprocess.run(['git', '-C', str(root), 'rev-parse', 'HEAD'], capture_output=True, text=True, timeout=20)
+        if head.returncode: return 'unknown'
+        dirty = subprocess.run(['git', '-C', str(root), 'status', '--porcelain', '--untracked-files=no'], capture_output=True, text=True, timeout=60)
+        return head.stdout.strip() + ('+dirty' if dirty.stdout.strip() else '')
+    except (OSError, subprocess.SubprocessError): return 'unknown'
+
+def provenance_columns(root: Path, wall_seconds: float) -> dict:
+    "Where and from what a run's rows came: `device`, `commit` (of the sources under `root`) and the run's `wall_seconds`."
+    return dict(device=_device(), commit=_commit(root), wall_seconds=round(float(wall_seconds), 1))
+
 # %% ../nbs/04_runner.ipynb #4f2f9f3c
-def execute_run(run: Run, root: Path, out: Path, lib_h: str, log_output: bool = False) -> Path:
-    "Execute one run with papermill; on success move its rows into `results/` and write its manifest. Returns the result file."
+def execute_run(run: Run, root: Path, out: Path, lib_h: str, log_output: bool = False, provenance: bool = False) -> Path:
+    """Execute one run with papermill; on success move its rows into `results/` and write its manifest. Returns the result
+    file. With `provenance`, every row also gets the columns of `provenance_columns` (device, commit, wall seconds)."""
     import papermill as pm
     _kernel_env()
     nb = root/run.notebook
@@ -211,6 +241,10 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, log_output: bool = 
         pm.execute_notebook(str(nb), str(opath), parameters={**run.params, 'results_path': str(tmp)},
                             cwd=str(root), kernel_name='python3', language='python', progress_bar=False, log_output=log_output)
         if not tmp.exists(): raise CogenError(f"{nb} finished without writing results: it must call Recorder(..., results_path).save()")
+        if provenance:
+            df = pd.read_csv(tmp, keep_default_na=False, na_values=[''])
+            for k, v in provenance_columns(root, time.time() - t0).items(): df[k] = v
+            atomic_write_text(tmp, df.to_csv(index=False, lineterminator='\n'))
         os.replace(tmp, rpath)
     except BaseException as e:
         tmp.unlink(missing_ok=True)
@@ -220,25 +254,70 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, log_output: bool = 
                                           'results_sha256': sha256_file(rpath)}, indent=1))
     return rpath
 
+# %% ../nbs/04_runner.ipynb #72e0cfb2
+EXECUTORS = ('local', 'dask')
+
+def _execute_one(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = False) -> dict:
+    "`execute_run` for an executor: its outcome as plain data (`slug`, `error` or `None`, `model_calls`), never an exception."
+    try: rpath = execute_run(run, root, out, lib_h, provenance=provenance)
+    except Exception as e: return dict(slug=run.slug, error=_first_line(e), model_calls=0)
+    df = pd.read_csv(rpath)
+    return dict(slug=run.slug, error=None, model_calls=int(df.loc[df.metric == 'model_calls', 'value'].sum()))
+
+# %% ../nbs/04_runner.ipynb #162e3419
+def _outcomes(jobs: list[tuple], executor: str = 'local', workers: int = 1, scheduler: str | None = None):
+    "Run `_execute_one(*args)` for each of `jobs`, yielding outcomes as they finish: here one at a time, here in `workers` processes, or on Dask."
+    if executor not in EXECUTORS: raise CogenError(f"executor must be one of {EXECUTORS}, got {executor!r}")
+    if not isinstance(workers, int) or workers < 1: raise CogenError(f"workers must be a positive int, got {workers!r}")
+    if scheduler and executor != 'dask': raise CogenError(f"a scheduler address ({scheduler}) needs executor='dask'")
+    if executor == 'local' and workers == 1:
+        for args in jobs: yield _execute_one(*args)
+    elif executor == 'local':
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context('spawn')) as pool:
+            for f in as_completed([pool.submit(_execute_one, *args) for args in jobs]): yield f.result()
+    else:
+        try: from distributed import Client, LocalCluster, as_completed
+        except ImportError: raise CogenError("executor='dask' needs dask.distributed: pip install dask distributed (see requirements.txt)") from None
+        cluster = None
+        try:
+            if scheduler: client = Client(scheduler)
+            else:
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+                client = Client(cluster)
+        except (OSError, TimeoutError) as e: raise CogenError(f"cannot reach the Dask scheduler at {scheduler or 'a new LocalCluster'}: {e}") from e
+        try:   # retries=0: a run lost with its worker is redone by the next invocation, never twice at once
+            futs = [client.submit(_execute_one, *args, key=f"cogen-{args[0].paper}-{args[0].slug}-{stable_hash([time.time_ns(), i], 6)}",
+                                  pure=False, retries=0) for i, args in enumerate(jobs)]
+            for f in as_completed(futs): yield f.result()
+        finally:
+            client.close()
+            if cluster is not None: cluster.close()
+
 # %% ../nbs/04_runner.ipynb #b84ac00a
 def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None, out: Path | str | None = None,
-             force: bool = False, summary: bool = True, log=print) -> GridReport:
-    "Execute `paper`'s `profile` (skipping fresh runs unless `force`), then its summary notebook."
+             force: bool = False, summary: bool = True, log=print, executor: str = 'local', workers: int = 1,
+             scheduler: str | None = None) -> GridReport:
+    """Execute `paper`'s `profile` (skipping fresh runs unless `force`), then its summary notebook. `executor='local'` runs
+    `workers` runs at once on this machine; `'dask'` submits each run to a Dask cluster (a `LocalCluster` of `workers`
+    processes, or the scheduler at `scheduler`), whose workers must see `root` and `out` at the same paths."""
     from tqdm.auto import tqdm
     root = Path(root).resolve() if root else project_root(); out = Path(out).resolve() if out else root
     grid = load_grid(paper, root); runs = grid.runs(profile); lib_h = library_hash(grid.paper)
-    rep = GridReport()
-    for run in tqdm(runs, desc=f'{paper}/{profile}', unit='run'):
-        if not force and is_fresh(run, root, out, lib_h):
-            rep.skipped.append(run.slug); continue
-        try:
-            rpath = execute_run(run, root, out, lib_h)
-        except Exception as e:
-            log(f"FAILED {paper}/{run.slug}: {_first_line(e)}\n  see {out/'runs'/paper/run.slug}.ipynb")
-            rep.failed.append(run.slug); continue
-        rep.ran.append(run.slug)
-        df = pd.read_csv(rpath)
-        rep.model_calls += int(df.loc[df.metric == 'model_calls', 'value'].sum())
+    rep, order = GridReport(), {r.slug: i for i, r in enumerate(runs)}
+    todo = []
+    for run in runs:
+        if not force and is_fresh(run, root, out, lib_h): rep.skipped.append(run.slug)
+        else: todo.append(run)
+    prov = profile in PROVENANCE_PROFILES
+    for o in tqdm(_outcomes([(r, root, out, lib_h, prov) for r in todo], executor, workers, scheduler),
+                  total=len(todo), desc=f'{paper}/{profile}', unit='run', disable=not todo):
+        if o['error']:
+            log(f"FAILED {paper}/{o['slug']}: {o['error']}\n  see {out/'runs'/paper/o['slug']}.ipynb")
+            rep.failed.append(o['slug'])
+        else: rep.ran.append(o['slug']); rep.model_calls += o['model_calls']
+    rep.ran.sort(key=order.get); rep.failed.sort(key=order.get)
     if summary and not rep.failed:
         for nb in grid.summaries: run_summary(grid, nb, profile, root, out, [r.slug for r in runs])
     log(f"{paper}/{profile}: {rep}")

@@ -181,3 +181,41 @@ def test_embedder_matches_sentence_transformers():
     texts = ['A dog runs.', 'The committee approved the budget after a long debate.']
     ref = st.SentenceTransformer(model_spec('minilm-l6').path, device='cpu').encode(texts)
     np.testing.assert_allclose(emb.embed(texts), ref, atol=1e-4)
+
+def _full_pass_logprob(lm, ctx: str, opt: str) -> float:
+    "The log-likelihood of `opt` after plain-text `ctx` from one forward pass over the whole text, no cache, no batching."
+    import torch
+    whole, cids = lm._encode(ctx + opt, False), lm._encode(ctx, False)
+    n = len(whole) - len(cids)
+    with torch.inference_mode(): logits = lm.model(torch.tensor([whole[:-1]])).logits[0].float()
+    lp = torch.log_softmax(logits[-n:], -1)
+    return float(lp.gather(-1, torch.tensor(whole[-n:])[:, None]).sum())
+
+def test_score_options_shared_prompt_equals_full_passes(lm, cc):
+    # contexts of different lengths in one batch (left padding), options of 1 to several tokens, an option whose first
+    # token merges with the end of the context, more options for one context than for another
+    ctxs = ['The capital of France is', 'Q: What is two plus two? Give the answer as a word, then stop.\nA:', 'A cat']
+    opts = [[' Paris', ' London', ' the city of Rome, in Italy'], [' four', ' Four.', ' 4', ' five or six'], ['alogue of items', ' sat', ' on the mat']]
+    flat_c = [c for c, os_ in zip(ctxs, opts) for _ in os_]
+    flat_o = [o for os_ in opts for o in os_]
+    got = lm.score_options(flat_c, flat_o, chat=False, batch_size=3, cache=cc)
+    want = [_full_pass_logprob(lm, c, o) for c, o in zip(flat_c, flat_o)]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+    assert lm.last_stats['model_calls'] == len(flat_o) and lm.last_stats['batches'] == 1
+    # each (prompt, option) pair is cached on its own: a new option for a known prompt runs alone
+    more = lm.score_options(ctxs[0], [' Paris', ' Berlin'], chat=False, cache=cc)
+    assert lm.last_stats['model_calls'] == 1 and more[0] == got[0]
+    np.testing.assert_allclose(more[1], _full_pass_logprob(lm, ctxs[0], ' Berlin'), rtol=1e-4, atol=1e-3)
+    # one question per batch gives the same scores as several per batch
+    np.testing.assert_allclose(lm.score_options(flat_c, flat_o, chat=False, batch_size=1, cache=False), got, rtol=1e-4, atol=1e-3)
+
+def test_score_options_failed_batch_retried_per_option(lm, cc, monkeypatch):
+    calls = []
+    real = type(lm)._score_groups
+    def flaky(self, rows):
+        calls.append(len(rows))
+        if len(rows) > 1: raise RuntimeError('out of memory')
+        return real(self, rows)
+    monkeypatch.setattr(type(lm), '_score_groups', flaky)
+    s = lm.score_options('2 + 2 =', [' 4', ' 5'], chat=False, cache=cc)
+    assert calls == [2, 1, 1] and s[0] > s[1]

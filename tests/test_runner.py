@@ -1,22 +1,27 @@
-"The runner resumes a grid killed at a random point with exactly the rows of an uninterrupted run."
+"The runner resumes a grid killed at a random point with exactly the rows of an uninterrupted run, with every executor."
 import os, signal, subprocess, sys, time
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from cogen_lib.runner import run_grid, collect_results, load_grid
+import pytest
+from cogen_lib.runner import run_grid, collect_results, load_grid, PROVENANCE_PROFILES
 
 FIX = Path(__file__).resolve().parent/'fixtures'/'toy'
 RUN = ("import sys; from cogen_lib.runner import run_grid; "
-       "r = run_grid('toy', 'smoke', root=sys.argv[1], out=sys.argv[2], summary=False); sys.exit(1 if r.failed else 0)")
+       "r = run_grid('toy', 'smoke', root=sys.argv[1], out=sys.argv[2], summary=False, executor=sys.argv[3], workers=int(sys.argv[4])); "
+       "sys.exit(1 if r.failed else 0)")
+EXECUTORS = [('local', 1), ('local', 2), pytest.param('dask', 2, marks=pytest.mark.skipif(
+    __import__('importlib').util.find_spec('distributed') is None, reason='dask.distributed is not installed'))]
 
 def _rows(out: Path) -> pd.DataFrame:
     return collect_results('toy', out).sort_values(['slug', 'metric', 'category'], kind='stable').reset_index(drop=True)
 
-def test_kill_and_resume_equals_uninterrupted(tmp_path):
+@pytest.mark.parametrize('executor,workers', EXECUTORS)
+def test_kill_and_resume_equals_uninterrupted(tmp_path, executor, workers):
     slugs = [r.slug for r in load_grid('toy', FIX).runs('smoke')]
     ref = tmp_path/'ref'
     t0 = time.monotonic()
-    rep = run_grid('toy', 'smoke', root=FIX, out=ref, summary=False)
+    rep = run_grid('toy', 'smoke', root=FIX, out=ref, summary=False, executor=executor, workers=workers)
     t_ref = time.monotonic() - t0
     assert len(rep.ran) == len(slugs) and not rep.failed
     expected = _rows(ref)
@@ -26,19 +31,20 @@ def test_kill_and_resume_equals_uninterrupted(tmp_path):
     # when to kill: a random point inside the grid's measured duration (printed, so a failure can be replayed);
     # the subprocess also spends ~1 s importing before its first run
     at = float(np.random.default_rng().uniform(1.0, 1.0 + 0.9 * t_ref)); print(f"SIGKILL after {at:.2f} s of ~{t_ref + 1:.1f} s")
-    p = subprocess.Popen([sys.executable, '-c', RUN, str(FIX), str(out)], start_new_session=True,
+    args = [sys.executable, '-c', RUN, str(FIX), str(out), executor, str(workers)]
+    p = subprocess.Popen(args, start_new_session=True,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(at)
     os.killpg(p.pid, signal.SIGKILL); p.wait()
     done_before = len(list((out/'results'/'toy').glob('*.csv'))) if (out/'results'/'toy').exists() else 0
     assert done_before < len(slugs), "the kill came after the grid finished: nothing was interrupted"
 
-    subprocess.run([sys.executable, '-c', RUN, str(FIX), str(out)], check=True, capture_output=True)
+    subprocess.run(args, check=True, capture_output=True)
     got = _rows(out)
     pd.testing.assert_frame_equal(got, expected)
     assert not list((out/'results'/'toy').glob('.*')), "a partial result file was left behind"
     # a third invocation finds everything fresh
-    rep = run_grid('toy', 'smoke', root=FIX, out=out, summary=False)
+    rep = run_grid('toy', 'smoke', root=FIX, out=out, summary=False, executor=executor, workers=workers)
     assert rep.ran == [] and len(rep.skipped) == len(slugs), (rep, done_before)
 
 def test_stale_run_is_redone(tmp_path):
@@ -47,3 +53,22 @@ def test_stale_run_is_redone(tmp_path):
     victim.write_text(victim.read_text().replace('accuracy', 'accuracy', 1) + 'tampered\n')
     rep = run_grid('toy', 'smoke', root=FIX, out=tmp_path, summary=False)
     assert rep.ran == [victim.stem] and len(rep.skipped) == 5
+
+def test_paper_profile_rows_carry_provenance(tmp_path, monkeypatch):
+    "Rows of a `paper`-profile run (the GPU path, here on the CPU) carry device, commit and wall seconds; smoke rows do not."
+    import shutil, yaml
+    assert 'paper' in PROVENANCE_PROFILES
+    root = tmp_path/'proj'; shutil.copytree(FIX, root)
+    g = yaml.safe_load((root/'grids'/'toy.yaml').read_text())
+    g['profiles']['paper'] = [{'model': 'm1', 'seed': [0, 1], 'pause': 0.0}]
+    (root/'grids'/'toy.yaml').write_text(yaml.safe_dump(g))
+    monkeypatch.setenv('COGEN_COMMIT', 'abc1234')
+    rep = run_grid('toy', 'paper', root=root, out=tmp_path/'out', summary=False, executor='local', workers=2)
+    assert len(rep.ran) == 2 and not rep.failed
+    rows = collect_results('toy', tmp_path/'out')
+    assert set(rows.commit) == {'abc1234'} and rows.device.str.len().min() > 0
+    assert (rows.wall_seconds > 0).all() and rows.groupby('slug').wall_seconds.nunique().eq(1).all()
+    rep = run_grid('toy', 'paper', root=root, out=tmp_path/'out', summary=False)
+    assert rep.ran == [] and len(rep.skipped) == 2            # provenance does not make a finished run stale
+    run_grid('toy', 'smoke', root=root, out=tmp_path/'smoke', summary=False)
+    assert not {'device', 'commit', 'wall_seconds'} & set(collect_results('toy', tmp_path/'smoke').columns)

@@ -526,7 +526,8 @@ def record_results(rec, rows: pd.DataFrame, summary: dict, n_boot: int = 2000, s
     for r in rows.itertuples(index=False):
         rec.add('question_correct', float(r.correct), n=1, analysis='question', level=str(r.id), qid=str(r.id), slots=r.slots,
                 minterms=r.minterms, is_typical=bool(r.is_typical), lcc=r.lcc, longest_path=r.longest_path, max_degree=r.max_degree,
-                gold_entropy=r.gold_entropy, parse_failed=bool(r.parse_failed), **lab)
+                gold_entropy=r.gold_entropy, parse_failed=bool(r.parse_failed), gold=r.gold,
+                predicted=r.predicted if isinstance(r.predicted, str) else '', **lab)
     for k in COST_METRICS:
         v = summary.get(k)
         if v is not None and v == v: rec.add(k, v, n=summary['n'], analysis='cost', level='total', **lab)

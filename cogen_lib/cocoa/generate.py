@@ -16,11 +16,11 @@ from .conditions import SLOTS, FlightTable, Primitive, make_primitive, truth, is
 from .check import check_record
 
 # %% auto #0
-__all__ = ['LETTERS', 'CONFIGS', 'PAPER_TABLE1', 'DISPLAY_FIELDS', 'CLAUSE_PROMPT', 'PARAGRAPH_PROMPT', 'posform_direct',
-           'canonical_minterms', 'posform_clauses', 'draw_minterms', 'valid_pos', 'binary_entropy', 'query_truth',
-           'choice_sets', 'dependency_graph', 'longest_simple_path', 'graph_metrics', 'Query', 'verbalize',
-           'draw_query', 'query_parts', 'make_record', 'config_rng', 'generate_config', 'generate', 'write_jsonl',
-           'read_jsonl', 'field_label', 'render_display', 'render_options', 'table1', 'record_graph',
+__all__ = ['LETTERS', 'CONFIGS', 'PAPER_TABLE1', 'PAPER_COUNTS', 'DISPLAY_FIELDS', 'CLAUSE_PROMPT', 'PARAGRAPH_PROMPT',
+           'posform_direct', 'canonical_minterms', 'posform_clauses', 'draw_minterms', 'valid_pos', 'binary_entropy',
+           'query_truth', 'choice_sets', 'dependency_graph', 'longest_simple_path', 'graph_metrics', 'Query',
+           'verbalize', 'draw_query', 'query_parts', 'make_record', 'config_rng', 'generate_config', 'generate',
+           'write_jsonl', 'read_jsonl', 'field_label', 'render_display', 'render_options', 'table1', 'record_graph',
            'draw_dependency_graph', 'clause_texts', 'paraphrase']
 
 # %% ../../nbs/cocoa/02_generate.ipynb #998c430d
@@ -246,10 +246,14 @@ def generate_config(n: int, m: int, per_config: int, rng: np.random.Generator, r
     return recs
 
 # %% ../../nbs/cocoa/02_generate.ipynb #73a1ab72
-def generate(per_config: int, seed: int = 0, configs=CONFIGS, n_routes: int = 40, sets_per_query: int = 3,
+def generate(per_config: int | list[int], seed: int = 0, configs=CONFIGS, n_routes: int = 40, sets_per_query: int = 3,
              check: bool = True, progress: bool = False) -> list[dict]:
-    "`per_config` questions for each (slots, minterms) configuration, deterministic in `seed`."
-    if per_config < 1: raise CogenError(f"per_config must be >= 1, got {per_config}")
+    """`per_config` questions for each (slots, minterms) configuration (or `per_config[i]` for `configs[i]`, e.g.
+    `PAPER_COUNTS`), deterministic in `seed`."""
+    counts = list(per_config) if isinstance(per_config, (list, tuple)) else [per_config] * len(configs)
+    if len(counts) != len(configs): raise CogenError(f"per_config has {len(counts)} counts for {len(configs)} configurations; give one count, or one per configuration")
+    bad = [c for c in counts if not isinstance(c, (int, np.integer)) or c < 1]
+    if bad: raise CogenError(f"per_config must be >= 1 (an int, or one int per configuration), got {per_config!r}")
     routes = make_routes(make_rng(seed), n_routes)
     tables = [FlightTable(r.flights) for r in routes]
     out = []
@@ -259,7 +263,7 @@ def generate(per_config: int, seed: int = 0, configs=CONFIGS, n_routes: int = 40
         it = tqdm(it, desc='cocoa configs')
     for ci, (n, m) in it:
         if (n, m) not in CONFIGS and not (2 <= n <= len(SLOTS) and 2 <= m < 2 ** n): raise CogenError(f"config {(n, m)} is not valid")
-        out += generate_config(n, m, per_config, config_rng(seed, ci), routes, tables, sets_per_query, check)
+        out += generate_config(n, m, int(counts[ci]), config_rng(seed, ci), routes, tables, sets_per_query, check)
     return out
 
 # %% ../../nbs/cocoa/02_generate.ipynb #cc009511
@@ -288,6 +292,9 @@ PAPER_TABLE1 = pd.DataFrame({'(2,2)': [1511, 124, 65.04], '(3,2)': [1083, 136, 8
                              'Total': [4849, 728, 95.95]},
                             index=['Test samples', 'Test unique queries', 'Avg. query length']).astype(float)
 "The paper's Table 1 (test split; average context length 1252.27 and vocabulary 4200 overall)."
+
+PAPER_COUNTS = (1511, 1083, 710, 723, 451, 371)
+"Questions per configuration (in `CONFIGS` order) in the paper's test split, 4,849 in all (its Table 1)."
 
 # %% ../../nbs/cocoa/02_generate.ipynb #ff162406
 DISPLAY_FIELDS = ('Airline', 'TicketClass', 'DepartureTime', 'ArrivalTime', 'TravelTime', 'NumberOfLayovers', 'LayoverLocations',

@@ -96,3 +96,33 @@ def test_cli_evaluate_malformed(tmp_path):
     assert r.exit_code == 0 and 'PARENT' in r.output and 'nrefs:' in r.output
     r = CliRunner().invoke(app, ['evaluate', '--aspect', 'productivity', '--pred', str(tmp_path/'ok.jsonl'), '--split', str(split)])
     assert r.exit_code == 1 and 'systematicity split' in r.output
+
+
+def test_rules_sizes_match_paper():
+    from cogen_lib.spor.rules import build_rules
+    w = build_rules(load_corpus('webnlg', compat=True))
+    assert len(w.test) == 1614                                          # the paper / the authors' release
+    assert all(any(u[0].startswith('Entity ') or u[2].startswith('Entity ') for u in s.units) for s in w.test)
+    e1, e2 = build_rules(load_corpus('e2e'), seed=0), build_rules(load_corpus('e2e'), seed=0)
+    assert len(e1.test) == 1440 and [s.units for s in e1.test] == [s.units for s in e2.test]   # seeded: same bytes
+    assert all(any('Value' in v for _, v in s.units) for s in e1.test)
+
+
+def test_order_main_size_matches_paper():
+    from cogen_lib.spor.order import build_order
+    o = build_order(load_corpus('webnlg', compat=True), seed=0, match=False)
+    assert len(o.main) == 1559
+    assert all(a != b for a, b in zip(o.orders1, o.orders2))
+    assert all(sorted(a) == list(range(s.size)) for a, s in zip(o.orders1, o.main))
+
+
+def test_cli_build_and_evaluate_rules(tmp_path):
+    r = CliRunner().invoke(app, ['build', '--aspect', 'rules', '--dataset', 'e2e', '--out', str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    d = tmp_path/'test'/'test_e2e_rule-learnability'
+    recs = [json.loads(l) for l in (d/'dataset.jsonl').read_text().splitlines()]
+    assert len(recs) == 1440 and 'replaced_kv_pair' in recs[0] and 'texts' not in recs[0]
+    preds = [' '.join(v for v in rc['replaced_kv_pair'].values()) for rc in recs]        # copies every placeholder
+    (tmp_path/'p.jsonl').write_text(''.join(json.dumps({'prediction': p}) + '\n' for p in preds))
+    r = CliRunner().invoke(app, ['evaluate', '--aspect', 'rules', '--pred', str(tmp_path/'p.jsonl'), '--split', str(d)])
+    assert r.exit_code == 0 and '(1, 0): 100.00' in r.output, r.output

@@ -5,18 +5,26 @@
 # %% ../nbs/00_core.ipynb #a5ffec20
 from __future__ import annotations
 import hashlib, json, os, random
+from contextlib import contextmanager
 from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['CogenError', 'cache_dir', 'mirror_dir', 'project_root', 'sha256_file', 'canonical_json', 'stable_hash',
-           'atomic_write_text', 'make_rng', 'seed_everything', 'lib_version']
+__all__ = ['FILE_MODE', 'CogenError', 'cli_fail', 'cache_dir', 'temp_env', 'project_root', 'mirror_dir', 'sha256_file',
+           'canonical_json', 'stable_hash', 'atomic_write_text', 'make_rng', 'seed_everything', 'lib_version']
 
 # %% ../nbs/00_core.ipynb #fb859c5e
 class CogenError(Exception):
     "An error in cogen's input or environment; the message names what and where, and how to fix it."
 
-# %% ../nbs/00_core.ipynb #dee176d3
+# %% ../nbs/00_core.ipynb #1f09b40d
+def cli_fail(e: Exception):
+    "Print `error: <message>` in red on stderr and leave the command with status 1: how every `cogen` command reports a `CogenError`."
+    import typer
+    typer.secho(f"error: {e}", fg='red', err=True)
+    raise typer.Exit(1)
+
+# %% ../nbs/00_core.ipynb #7ae25bff
 def cache_dir(*parts: str) -> Path:
     "The cogen cache (`$COGEN_CACHE`, default `~/.cache/cogen`), optionally a sub-folder of it, created on demand."
     root = Path(os.environ.get('COGEN_CACHE') or Path.home()/'.cache'/'cogen').expanduser()
@@ -24,6 +32,36 @@ def cache_dir(*parts: str) -> Path:
     p.mkdir(parents=True, exist_ok=True)
     return p
 
+# %% ../nbs/00_core.ipynb #2f8ceb9e
+@contextmanager
+def temp_env(**values: str | None):
+    "Set (or, with `None`, unset) environment variables inside a `with` block and restore them afterwards."
+    old = {k: os.environ.get(k) for k in values}
+    try:
+        for k, v in values.items():
+            if v is None: os.environ.pop(k, None)
+            else: os.environ[k] = str(v)
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None: os.environ.pop(k, None)
+            else: os.environ[k] = v
+
+# %% ../nbs/00_core.ipynb #4f430845
+def _pkg_file() -> str:
+    import cogen_lib
+    return cogen_lib.__file__
+
+# %% ../nbs/00_core.ipynb #bfd9cab2
+def project_root(start: Path | str | None = None) -> Path:
+    "The nearest folder at or above `start` (default: the working directory, then this package) holding `settings.ini`."
+    cands = [Path(start or Path.cwd()).resolve()] + ([] if start else [Path(_pkg_file()).resolve().parent])
+    for c in cands:
+        for p in [c, *c.parents]:
+            if (p/'settings.ini').exists() and (p/'nbs').is_dir(): return p
+    raise CogenError(f"no cogen project (a folder with settings.ini and nbs/) at or above {cands[0]}; run from inside the repository")
+
+# %% ../nbs/00_core.ipynb #bb82f11c
 def mirror_dir() -> Path | None:
     """The offline mirror named by `$COGEN_MIRROR`, or `None` when it is unset. A relative path is taken from the
     working directory, or else from the project root (notebooks run from `nbs/`, CI sets `../shared/data`)."""
@@ -36,20 +74,7 @@ def mirror_dir() -> Path | None:
     if not p.is_dir(): raise CogenError(f"COGEN_MIRROR={m!r} is not a directory; point it at a folder laid out <source>/<file> (e.g. ../shared/data) or unset it")
     return p.resolve()
 
-# %% ../nbs/00_core.ipynb #9bb84132
-def _pkg_file() -> str:
-    import cogen_lib
-    return cogen_lib.__file__
-
-def project_root(start: Path | str | None = None) -> Path:
-    "The nearest folder at or above `start` (default: the working directory, then this package) holding `settings.ini`."
-    cands = [Path(start or Path.cwd()).resolve()] + ([] if start else [Path(_pkg_file()).resolve().parent])
-    for c in cands:
-        for p in [c, *c.parents]:
-            if (p/'settings.ini').exists() and (p/'nbs').is_dir(): return p
-    raise CogenError(f"no cogen project (a folder with settings.ini and nbs/) at or above {cands[0]}; run from inside the repository")
-
-# %% ../nbs/00_core.ipynb #804e48c2
+# %% ../nbs/00_core.ipynb #9c82af12
 def sha256_file(path: Path | str, chunk: int = 1 << 20) -> str:
     "Hex sha256 of the file at `path`, read in chunks."
     h = hashlib.sha256()
@@ -57,33 +82,42 @@ def sha256_file(path: Path | str, chunk: int = 1 << 20) -> str:
         while b := f.read(chunk): h.update(b)
     return h.hexdigest()
 
+# %% ../nbs/00_core.ipynb #45fe9083
 def canonical_json(obj) -> str:
     "JSON with sorted keys and no spaces: the same value always gives the same string."
     return json.dumps(obj, sort_keys=True, separators=(',', ':'), ensure_ascii=False, default=str)
 
+# %% ../nbs/00_core.ipynb #cbd26089
 def stable_hash(obj, n: int = 16) -> str:
     "First `n` hex digits of the sha256 of `canonical_json(obj)`."
     return hashlib.sha256(canonical_json(obj).encode()).hexdigest()[:n]
 
-# %% ../nbs/00_core.ipynb #bf12e7e6
+# %% ../nbs/00_core.ipynb #7d2a5d7e
+FILE_MODE = 0o644
+"Permissions of the files cogen writes: owner read/write, everybody else read."
+
+# %% ../nbs/00_core.ipynb #4a8d2ab3
 def atomic_write_text(path: Path | str, text: str) -> Path:
     "Write `text` to `path` through a temporary file in the same folder and an atomic rename; no partial file is left behind."
     import tempfile
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir(): raise CogenError(f"{path} is a folder; give a file path to write to")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
     try:
         with os.fdopen(fd, 'w', encoding='utf-8') as f: f.write(text); f.flush(); os.fsync(f.fileno())
+        os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True); raise
     return path
 
-# %% ../nbs/00_core.ipynb #9df03fe9
+# %% ../nbs/00_core.ipynb #c24984dc
 def make_rng(seed: int) -> np.random.Generator:
     "A numpy `Generator` for `seed` (PCG64): pass it explicitly to everything that draws."
     if not isinstance(seed, (int, np.integer)) or seed < 0: raise CogenError(f"seed must be a non-negative int, got {seed!r}")
     return np.random.default_rng(int(seed))
 
+# %% ../nbs/00_core.ipynb #b4d4e285
 def seed_everything(seed: int) -> None:
     "Seed python's, numpy's and (if imported) torch's global generators, for libraries that use global state."
     random.seed(seed); np.random.seed(seed)

@@ -40,12 +40,14 @@ class SourceFile:
         "Where this file lives in the cache: `cache_dir('data')/<path>`."
         return cache_dir('data')/self.path
 
+# %% ../nbs/01_data.ipynb #2357b23a
 def registry_path() -> Path:
     "The registry `data/sources.tsv` next to the package (an editable checkout), else in `project_root()`."
     import cogen_lib
     p = Path(cogen_lib.__file__).resolve().parent.parent/'data'/'sources.tsv'
     return p if p.is_file() else project_root()/'data'/'sources.tsv'
 
+# %% ../nbs/01_data.ipynb #c56d73b3
 @lru_cache(maxsize=4)
 def _read_registry(path: str, mtime_ns: int) -> tuple[SourceFile, ...]:
     with open(path, encoding='utf-8', newline='') as f: rows = list(csv.reader(f, delimiter='\t', quoting=csv.QUOTE_NONE))
@@ -60,22 +62,26 @@ def _read_registry(path: str, mtime_ns: int) -> tuple[SourceFile, ...]:
         out.append(SourceFile(p, parts[0], int(r[1]), r[2], r[3], r[4]))
     return tuple(sorted(out, key=lambda s: s.path))
 
+# %% ../nbs/01_data.ipynb #1eefa968
 def sources() -> list[SourceFile]:
     "Every registered file, sorted by path."
     p = registry_path()
     if not p.is_file(): raise CogenError(f"the data registry {p} is missing; restore data/sources.tsv from git")
     return list(_read_registry(str(p), p.stat().st_mtime_ns))
 
+# %% ../nbs/01_data.ipynb #6d4a8d81
 def source_names() -> list[str]:
     "The registered sources, sorted."
     return sorted({s.source for s in sources()})
 
+# %% ../nbs/01_data.ipynb #b3d6e656
 def source_files(source: str) -> list[SourceFile]:
     "The files of `source`, sorted by path."
     fs = [s for s in sources() if s.source == source]
     if not fs: raise CogenError(f"unknown data source {source!r}; known sources: {', '.join(source_names())}")
     return fs
 
+# %% ../nbs/01_data.ipynb #448410d8
 def source_file(path: str) -> SourceFile:
     "The registered file at `path` (`<source>/<file...>`)."
     for s in source_files(path.split('/')[0]):
@@ -86,17 +92,25 @@ def source_file(path: str) -> SourceFile:
 # %% ../nbs/01_data.ipynb #32607f6d
 class ChecksumError(CogenError):
     "A fetched file's sha256 differs from the registry's."
+
+# %% ../nbs/01_data.ipynb #cc2b55c5
 class MirrorMissingError(CogenError):
     "`COGEN_MIRROR` is set but lacks a file."
+
+# %% ../nbs/01_data.ipynb #00996d56
 class NetworkError(CogenError):
     "A download failed (no network, HTTP error, upstream not downloadable)."
 
 _RACY_NS = 2_000_000_000
 _NET_ERRORS = (URLError, HTTPException, ConnectionError, TimeoutError, ssl.SSLError)
 
+# %% ../nbs/01_data.ipynb #f54d1e9a
 def _sf(path: str | SourceFile) -> SourceFile: return path if isinstance(path, SourceFile) else source_file(path)
+
+# %% ../nbs/01_data.ipynb #441b1a3a
 def _stamp_path(sf: SourceFile) -> Path: return cache_dir('data')/'.verified'/(sf.path + '.json')
 
+# %% ../nbs/01_data.ipynb #8506e9b4
 def status(path: str | SourceFile) -> str:
     "State of a file in the cache, without fetching: 'verified', 'missing' or 'corrupt'."
     sf = _sf(path); p = sf.cache_path
@@ -121,6 +135,7 @@ def _pipe(src, dst, h) -> int:
         dst.write(b); h.update(b); n += len(b)
     return n
 
+# %% ../nbs/01_data.ipynb #33f6b373
 def fetch(path: str | SourceFile, timeout: float = 60.0) -> Path:
     "The verified cached copy of registered file `path`, copied from `$COGEN_MIRROR` or downloaded if needed."
     sf = _sf(path); dest = sf.cache_path
@@ -161,11 +176,13 @@ def fetch(path: str | SourceFile, timeout: float = 60.0) -> Path:
         raise
     return dest
 
+# %% ../nbs/01_data.ipynb #1ef57e54
 def fetch_source(source: str, progress: bool = True, timeout: float = 60.0) -> Path:
     "Fetch every file of `source`; the cache folder holding them, `cache_dir('data')/<source>`."
     for sf in tqdm(source_files(source), desc=f'fetch {source}', unit='file', disable=not progress, leave=False): fetch(sf, timeout)
     return cache_dir('data')/source
 
+# %% ../nbs/01_data.ipynb #413f2786
 def fetch_all(progress: bool = True, timeout: float = 60.0) -> dict[str, Path]:
     "Fetch every registered source: `{source: folder}`."
     return {s: fetch_source(s, progress, timeout) for s in source_names()}
@@ -191,6 +208,7 @@ def _read_tsv(path: Path, names: list[str], name: str, compression: str | None =
     return pd.read_csv(path, sep='\t', header=None, names=names, quoting=csv.QUOTE_NONE, keep_default_na=False, na_filter=False,
                        dtype=str, index_col=False, skip_blank_lines=False, compression=compression, encoding='utf-8')
 
+# %% ../nbs/01_data.ipynb #4b7c5a50
 def _check_split(split, splits, what):
     if split not in splits: raise CogenError(f"unknown {what} split {split!r}; choose one of {', '.join(map(repr, splits))}")
 
@@ -212,6 +230,7 @@ def _lines(path: Path) -> list[str]:
     ls = t.split('\n')
     return ls[:-1] if t.endswith('\n') else ls
 
+# %% ../nbs/01_data.ipynb #1db4689c
 def load_commongen(split: str) -> pd.DataFrame:
     "CommonGen v1.1 train or dev: columns set_id, concepts (list of str), references (list of str)."
     _check_split(split, ('train', 'dev'), 'CommonGen')
@@ -237,6 +256,7 @@ def _webnlg_entries(path: Path, name: str):
         refs = [(l.findtext('text') if l.find('text') is not None else l.text) or '' for l in e.findall('lex')]
         yield dict(eid=e.get('eid'), category=e.get('category'), size=int(e.get('size')), triples=triples, references=refs, file=name)
 
+# %% ../nbs/01_data.ipynb #e70f7583
 def load_webnlg(split: str) -> pd.DataFrame:
     "WebNLG 3.0 English: columns eid, category, size, triples (list of (s, p, o)), references (list of str), file."
     _check_split(split, ('train', 'dev', 'test'), 'WebNLG')
@@ -259,10 +279,12 @@ def parse_mr(mr: str) -> list[tuple[str, str]]:
     if not pairs: raise CogenError(f"empty E2E MR {mr!r}")
     return pairs
 
+# %% ../nbs/01_data.ipynb #0bb8279d
 def format_mr(pairs: list[tuple[str, str]]) -> str:
     "The MR string `attr[value], ...` of `(attribute, value)` pairs (inverse of `parse_mr`)."
     return ', '.join(f'{a}[{v}]' for a, v in pairs)
 
+# %% ../nbs/01_data.ipynb #48351791
 def _split_name(pairs):
     i = next((i for i, (a, _) in enumerate(pairs) if a == 'name'), None)
     return (None, list(pairs)) if i is None else (pairs[i][1], pairs[:i] + pairs[i + 1:])
@@ -281,6 +303,7 @@ def _e2e_jsonl(path: Path, name: str) -> list[dict]:
         rows.append(dict(name=o['name'], attributes=pairs, mr=format_mr([('name', o['name'])] + pairs), references=list(o['texts'])))
     return rows
 
+# %% ../nbs/01_data.ipynb #b5c088ec
 def _e2e_csv(path: Path, name: str) -> list[dict]:
     df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding='utf-8')
     if not {'mr', 'ref'} <= set(df.columns): raise CogenError(f"{name}: expected columns mr, ref, got {list(df.columns)}; re-fetch it")
@@ -293,6 +316,7 @@ def _e2e_csv(path: Path, name: str) -> list[dict]:
         rows[mr]['references'].append(ref)
     return list(rows.values())
 
+# %% ../nbs/01_data.ipynb #9c8d1a93
 def load_e2e(split: str) -> pd.DataFrame:
     "Cleaned E2E: columns name, attributes (list of (attribute, value)), mr, references (list of str); one row per MR."
     _check_split(split, tuple(E2E_FILES), 'E2E')
@@ -312,12 +336,13 @@ def _cn4_info(text: str, lineno: int, name: str) -> tuple[int, int, str]:
     except (ValueError, SyntaxError, KeyError, TypeError, MemoryError, RecursionError): pass
     raise CogenError(f"{name} line {lineno}: malformed edge info {text[:200]!r}; expected {{'freq': int, 'score': int, 'rel': u'Relation'}}")
 
-
+# %% ../nbs/01_data.ipynb #82168bed
 def _parse_cn4(df: pd.DataFrame, name: str) -> pd.DataFrame:
     m = df['info'].str.extract(_CN4_INFO)
     for i in m.index[m[0].isna()]: m.loc[i] = [str(x) for x in _cn4_info(df.at[i, 'info'], i + 1, name)]
     return pd.DataFrame(dict(head=df['head'], relation=m[2], tail=df['tail'], weight=m[1].astype(float), freq=m[0].astype(int)))
 
+# %% ../nbs/01_data.ipynb #ece5f69a
 def load_conceptnet4() -> pd.DataFrame:
     "ConceptNet 4 English: columns head, relation, tail, weight (the edge's score), freq."
     f = 'conceptnet4/conceptnet_en.graph.gz'
@@ -346,6 +371,7 @@ def read_conceptnet5_assertions(path: Path | str, lang: str = 'en', chunksize: i
     cols = ['head', 'relation', 'tail', 'weight']
     return pd.concat(out, ignore_index=True)[cols] if out else pd.DataFrame(columns=cols)
 
+# %% ../nbs/01_data.ipynb #879c6a51
 def _cn5_weight(info: str, lineno: int, path) -> float:
     try: return float(json.loads(info)['weight'])
     except (ValueError, KeyError, TypeError): raise CogenError(f"{path} line {lineno}: edge info without a numeric weight: {info[:200]!r}") from None

@@ -19,6 +19,7 @@ def _as_rng(rng: np.random.Generator | int) -> np.random.Generator:
     "`rng` itself if it is a `Generator`, else `make_rng(rng)`."
     return rng if isinstance(rng, np.random.Generator) else make_rng(rng)
 
+# %% ../nbs/03_metrics.ipynb #9f3e753c
 def _as_1d(values, name: str = 'values') -> np.ndarray:
     "`values` as a 1-D float array of finite numbers (bools become 0/1)."
     a = np.asarray(list(values) if not hasattr(values, '__len__') else values, dtype=float)
@@ -34,6 +35,7 @@ def exact_match(pred: str, gold: str, normalize: bool = False) -> bool:
     if normalize: pred, gold = ' '.join(pred.split()), ' '.join(gold.split())
     return pred == gold
 
+# %% ../nbs/03_metrics.ipynb #8da32f5c
 def accuracy(flags) -> float:
     "Fraction of true `flags` (bools or 0/1); `CogenError` when empty."
     a = _as_1d(flags, 'flags')
@@ -62,6 +64,7 @@ def _stat_rows(stat, m: np.ndarray) -> np.ndarray:
     if r is None or r.shape != (m.shape[0],): r = np.array([stat(row) for row in m], dtype=float)
     return r
 
+# %% ../nbs/03_metrics.ipynb #89212e07
 def bootstrap_ci(values, stat=np.mean, n_boot: int = 2000, alpha: float = 0.05,
                  rng: np.random.Generator | int = 0) -> tuple[float, float, float]:
     "`(stat(values), lo, hi)`: percentile-bootstrap $(1-\\alpha)$ interval of `stat` from `n_boot` resamples."
@@ -148,16 +151,19 @@ def _aligned(p, q) -> tuple[np.ndarray, np.ndarray]:
         if v.sum() <= 0: raise CogenError(f"chernoff: {n} is all zero (or empty); it is not a distribution")
     return p / p.sum(), q / q.sum()
 
+# %% ../nbs/03_metrics.ipynb #f92d4dd3
 def chernoff_coefficient(p, q, alpha: float = 0.5) -> float:
     "$C_\\alpha = \\sum_x p(x)^\\alpha q(x)^{1-\\alpha}$ of normalized `p`, `q` (arrays, or mappings joined on their keys)."
     if not 0 < alpha < 1: raise CogenError(f"chernoff: alpha must be in (0, 1), got {alpha}")
     p, q = _aligned(p, q)
     return float(min(1.0, np.sum(p ** alpha * q ** (1 - alpha))))
 
+# %% ../nbs/03_metrics.ipynb #de2df5b5
 def chernoff_divergence(p, q, alpha: float = 0.5) -> float:
     "$1 - C_\\alpha(p, q)$ in $[0, 1]$: the atom ($\\alpha=0.5$) / compound ($\\alpha=0.1$) divergence of Keysers et al. (2020)."
     return 1.0 - chernoff_coefficient(p, q, alpha)
 
+# %% ../nbs/03_metrics.ipynb #2a2052d2
 def chernoff_distance(p, q, alpha: float = 0.5) -> float:
     "$-\\log C_\\alpha(p, q)$ in $[0, \\infty]$; $\\alpha=0.5$ is the Bhattacharyya distance."
     c = chernoff_coefficient(p, q, alpha)

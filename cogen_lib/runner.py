@@ -12,8 +12,9 @@ import yaml
 from .core import CogenError, project_root, stable_hash, sha256_file, lib_version, atomic_write_text
 
 # %% auto #0
-__all__ = ['PROFILES', 'RESULT_COLUMNS', 'Run', 'Grid', 'load_grid', 'list_papers', 'notebook_hash', 'library_hash', 'Recorder',
-           'save_figure', 'save_table', 'GridReport', 'is_fresh', 'execute_run', 'run_grid', 'collect_results',
+__all__ = ['PROFILES', 'RESULT_COLUMNS', 'MAX_ERROR_CHARS', 'FIGURE_PROFILES', 'Run', 'Grid', 'load_grid', 'list_papers',
+           'notebook_hash', 'library_hash', 'Recorder', 'save_figure', 'save_table', 'GridReport', 'is_fresh',
+           'execute_run', 'run_grid', 'read_result_files', 'collect_results', 'summary_rows', 'figures_dir',
            'run_summary', 'build_site']
 
 # %% ../nbs/04_runner.ipynb #344babb1
@@ -33,6 +34,7 @@ class Run:
         readable = re.sub(r'[^A-Za-z0-9=._-]+', '-', readable)[:80].strip('-_')
         return f"{readable}-{stable_hash([self.notebook, self.params], 8)}"
 
+# %% ../nbs/04_runner.ipynb #7565569b
 @dataclass
 class Grid:
     "A parsed `grids/<paper>.yaml`."
@@ -57,6 +59,7 @@ class Grid:
                 seen.add(r.slug); out.append(r)
         return out
 
+# %% ../nbs/04_runner.ipynb #96e1ca15
 def load_grid(paper: str, root: Path | str | None = None) -> Grid:
     "Read and check `grids/<paper>.yaml` under the project `root`."
     root = Path(root) if root else project_root()
@@ -72,6 +75,7 @@ def load_grid(paper: str, root: Path | str | None = None) -> Grid:
     summ = d.get('summary') or []
     return Grid(d.get('paper', paper), d['notebook'], [summ] if isinstance(summ, str) else list(summ), d['profiles'], path)
 
+# %% ../nbs/04_runner.ipynb #756da9a7
 def list_papers(root: Path | str | None = None) -> list[str]:
     "Papers that have a grid, sorted."
     root = Path(root) if root else project_root()
@@ -83,6 +87,7 @@ def notebook_hash(path: Path | str) -> str:
     nb = json.loads(Path(path).read_text())
     return stable_hash([(c['cell_type'], ''.join(c['source']) if isinstance(c['source'], list) else c['source']) for c in nb['cells']])
 
+# %% ../nbs/04_runner.ipynb #7c82c483
 def library_hash(paper: str | None = None) -> str:
     """Hash of the library code a run of `paper` can use: the core modules (`cogen_lib/*.py`, without nbdev's index
     `_modidx.py`) and the paper's own subpackage `cogen_lib/<paper>/`, if any. Papers never import each other, so a
@@ -131,6 +136,7 @@ def save_figure(fig, out_dir: Path | str, name: str) -> list[Path]:
     fig.savefig(paths[1], bbox_inches='tight', metadata={'CreationDate': None, 'Creator': None, 'Producer': None})
     return paths
 
+# %% ../nbs/04_runner.ipynb #00d43374
 def save_table(df: pd.DataFrame, out_dir: Path | str, name: str, floatfmt: str = '.1f', caption: str = '') -> list[Path]:
     "Save `df` as `<name>.md`, `<name>.csv` and `<name>.tex` in `out_dir`; `caption` goes under the Markdown table and into the LaTeX caption."
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
@@ -155,10 +161,12 @@ class GridReport:
         return (f"ran {len(self.ran)}, skipped {len(self.skipped)} (fresh), failed {len(self.failed)}; "
                 f"model calls in this invocation: {self.model_calls}")
 
+# %% ../nbs/04_runner.ipynb #9563343c
 def _manifest(run: Run, root: Path, lib_h: str) -> dict:
     return {'paper': run.paper, 'profile': run.profile, 'notebook': run.notebook, 'params': run.params,
             'notebook_hash': notebook_hash(root/run.notebook), 'library_hash': lib_h}
 
+# %% ../nbs/04_runner.ipynb #cac6fa40
 def is_fresh(run: Run, root: Path, out: Path, lib_h: str | None = None) -> bool:
     "Did `run` already succeed with the same parameters, notebook and library, and is its result file intact?"
     mpath, rpath = out/'runs'/run.paper/f'{run.slug}.json', out/'results'/run.paper/f'{run.slug}.csv'
@@ -169,17 +177,23 @@ def is_fresh(run: Run, root: Path, out: Path, lib_h: str | None = None) -> bool:
     return (m.get('status') == 'ok' and all(m.get(k) == v for k, v in want.items())
             and m.get('results_sha256') == sha256_file(rpath))
 
+# %% ../nbs/04_runner.ipynb #869314cf
 def _kernel_env():
     "Make the notebook kernel start with this interpreter (the kernelspec says plain `python`, found on PATH)."
     bindir = str(Path(sys.executable).parent)
     if os.environ.get('PATH', '').split(os.pathsep)[0] != bindir:
         os.environ['PATH'] = bindir + os.pathsep + os.environ.get('PATH', '')
 
+# %% ../nbs/04_runner.ipynb #a7b8e4b5
+MAX_ERROR_CHARS = 4000
+"How much of a failed run's error its manifest keeps (a notebook's traceback can be very long)."
+
 def _first_line(e: BaseException) -> str:
     "A one-line description of an exception; for a failed notebook cell, its exception name and value."
     if hasattr(e, 'ename'): return f"{e.ename}: {e.evalue}"
     return f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
 
+# %% ../nbs/04_runner.ipynb #4f2f9f3c
 def execute_run(run: Run, root: Path, out: Path, lib_h: str, log_output: bool = False) -> Path:
     "Execute one run with papermill; on success move its rows into `results/` and write its manifest. Returns the result file."
     import papermill as pm
@@ -200,7 +214,7 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, log_output: bool = 
         os.replace(tmp, rpath)
     except BaseException as e:
         tmp.unlink(missing_ok=True)
-        atomic_write_text(mpath, json.dumps({**man, 'status': 'failed', 'error': _first_line(e)[:4000]}, indent=1))
+        atomic_write_text(mpath, json.dumps({**man, 'status': 'failed', 'error': _first_line(e)[:MAX_ERROR_CHARS]}, indent=1))
         raise
     atomic_write_text(mpath, json.dumps({**man, 'status': 'ok', 'seconds': round(time.time() - t0, 1),
                                           'results_sha256': sha256_file(rpath)}, indent=1))
@@ -230,19 +244,44 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     log(f"{paper}/{profile}: {rep}")
     return rep
 
-def collect_results(paper: str, out: Path | str | None = None, slugs: list[str] | None = None) -> pd.DataFrame:
-    "All result rows of `paper` under `out/results/<paper>/` (only `slugs`, if given), in slug order."
-    out = Path(out) if out else project_root()
-    files = sorted((out/'results'/paper).glob('*.csv'))
+# %% ../nbs/04_runner.ipynb #b2b7a5a0
+def read_result_files(folder: Path | str, paper: str, slugs: list[str] | None = None) -> pd.DataFrame:
+    "Every result file `<slug>.csv` in `folder` (only `slugs`, if given), in slug order, with a `slug` column."
+    folder = Path(folder)
+    files = sorted(folder.glob('*.csv'))
     if slugs is not None:
         want = set(slugs); files = [f for f in files if f.stem in want]
         missing = want - {f.stem for f in files}
-        if missing: raise CogenError(f"results for {paper}: {len(missing)} run(s) have no result file, e.g. {sorted(missing)[0]}; run `cogen run {paper}` first")
-    if not files: raise CogenError(f"no results under {out/'results'/paper}; run `cogen run {paper} --profile smoke` first")
+        if missing: raise CogenError(f"results for {paper}: {len(missing)} run(s) have no result file in {folder}, e.g. {sorted(missing)[0]}; run `cogen run {paper}` first")
+    if not files: raise CogenError(f"no results under {folder}; run `cogen run {paper} --profile smoke` first")
     return pd.concat([pd.read_csv(f, keep_default_na=False, na_values=['']).assign(slug=f.stem) for f in files], ignore_index=True)
 
+# %% ../nbs/04_runner.ipynb #9cdedbe4
+def collect_results(paper: str, out: Path | str | None = None, slugs: list[str] | None = None) -> pd.DataFrame:
+    "All result rows of `paper` under `out/results/<paper>/` (only `slugs`, if given), in slug order."
+    return read_result_files((Path(out) if out else project_root())/'results'/paper, paper, slugs)
+
+# %% ../nbs/04_runner.ipynb #66770be1
+def summary_rows(paper: str, results_dir: str | Path = '', runs_file: str | Path = '') -> pd.DataFrame:
+    """The rows a summary notebook aggregates, from its parameters: the runs listed in `runs_file` (the runner writes
+    it: the runs of the profile it executed), else every result file in `results_dir` (default `results/<paper>`)."""
+    slugs = json.loads(Path(runs_file).read_text()) if runs_file else None
+    return read_result_files(Path(results_dir) if results_dir else project_root()/'results'/paper, paper, slugs)
+
+# %% ../nbs/04_runner.ipynb #b3c82e2d
+FIGURE_PROFILES = ('cpu', 'paper')
+"Profiles whose summaries write the committed `figures/<paper>/`; the others write under `runs/<paper>/figures-<profile>/`."
+
+# %% ../nbs/04_runner.ipynb #2a621f7a
+def figures_dir(paper: str, profile: str, out: Path | str) -> Path:
+    "Where the summaries of `paper`'s `profile` write their tables and figures, under the output folder `out`."
+    out = Path(out)
+    return out/'figures'/paper if profile in FIGURE_PROFILES else out/'runs'/paper/f'figures-{profile}'
+
+
+# %% ../nbs/04_runner.ipynb #74f25df2
 def run_summary(grid: Grid, notebook: str, profile: str, root: Path, out: Path, slugs: list[str]) -> Path:
-    "Execute one summary `notebook` of the grid over the profile's result files, writing into `figures/<paper>/`."
+    "Execute one summary `notebook` of the grid over the profile's result files, writing into `figures_dir(...)`."
     import papermill as pm
     _kernel_env()
     sel = out/'runs'/grid.paper/f'summary-{profile}.slugs.json'
@@ -251,7 +290,7 @@ def run_summary(grid: Grid, notebook: str, profile: str, root: Path, out: Path, 
     opath = out/'runs'/grid.paper/(f'summary-{profile}.ipynb' if stem == 'summary' or len(grid.summaries) == 1 else f'summary-{profile}-{stem}.ipynb')
     pm.execute_notebook(str(root/notebook), str(opath), cwd=str(root), kernel_name='python3', language='python', progress_bar=False,
                         parameters={'results_dir': str(out/'results'/grid.paper), 'runs_file': str(sel),
-                                    'figures_dir': str(out/'figures'/grid.paper), 'profile': profile})
+                                    'figures_dir': str(figures_dir(grid.paper, profile, out)), 'profile': profile})
     return opath
 
 # %% ../nbs/04_runner.ipynb #70573669

@@ -19,7 +19,7 @@ def recs():
 
 class FakeLM:
     "Answers from a script of replies (cycled), counts calls, scores ' The answer is Option X' by a fixed preference."
-    name = 'fake'
+    name, revision = 'fake', '0'
     def __init__(self, replies=('The answer is Option B.',), prefer='B'):
         self.replies, self.prefer, self.prompts = list(replies), prefer, []
         self.stats = dict(model_calls=0, cache_hits=0, errors=0, new_tokens=0, model_seconds=0.0)

@@ -10,7 +10,7 @@ from cogen_lib.core import CogenError, make_rng
 from cogen_lib.cocoa.flights import make_routes, parse_flight, parse_clock
 from cogen_lib.cocoa.conditions import SLOTS, SLOT_OPS, FlightTable, Primitive, make_primitive, truth, templates, is_atypical
 from cogen_lib.cocoa.check import check_record, holds, entropy2, atypical_literal, parse_pos, clauses
-from cogen_lib.cocoa.generate import (CONFIGS, generate, posform_clauses, posform_direct, binary_entropy, evaluate,
+from cogen_lib.cocoa.generate import (CONFIGS, generate, posform_clauses, posform_direct, binary_entropy, query_truth,
                                       draw_query, write_jsonl, read_jsonl, table1, graph_metrics)
 from cogen_lib.cocoa.cli import app
 

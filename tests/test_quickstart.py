@@ -1,4 +1,4 @@
-"`cogen run quickstart --profile smoke` end to end: figures written, a rerun skips everything, a forced rerun calls no model."
+"`cogen run quickstart --profile smoke` end to end: figures written (to scratch), a rerun skips everything, a forced rerun calls no model."
 import json, subprocess, sys
 from pathlib import Path
 
@@ -12,8 +12,9 @@ def _cogen(*args, cwd=ROOT):
 
 def test_quickstart_smoke(tmp_path):
     out1 = _cogen('run', 'quickstart', '--profile', 'smoke', '--out', str(tmp_path))
-    figs = tmp_path/'figures'/'quickstart'
+    figs = tmp_path/'runs'/'quickstart'/'figures-smoke'       # a smoke run never writes the committed figures/
     for ext in ('png', 'pdf', 'md', 'csv', 'tex'): assert (figs/f'exact_match.{ext}').exists(), ext
+    assert not (tmp_path/'figures').exists()
     assert 'ran 1, skipped 0' in out1
     out2 = _cogen('run', 'quickstart', '--profile', 'smoke', '--out', str(tmp_path))
     assert 'ran 0, skipped 1 (fresh), failed 0; model calls in this invocation: 0' in out2

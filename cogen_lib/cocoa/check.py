@@ -8,7 +8,8 @@ import functools, math, re
 
 # %% auto #0
 __all__ = ['LETTERS', 'REQUIRED', 'FLIGHT_FIELDS', 'parse_pos', 'eval_tree', 'literals', 'clauses', 'holds', 'entropy2',
-           'graph_metrics_from', 'atypical_literal', 'flight_problems', 'check_record']
+           'graph_metrics_from', 'atypical_literal', 'flight_problems', 'primitive_problems', 'shape_problems',
+           'option_problems', 'label_problems', 'check_record']
 
 # %% ../../nbs/cocoa/03_check.ipynb #519d4ee2
 _TOK = re.compile(r'\s*(?:(\()|(\))|(&)|(\|)|(~)|([A-Za-z_][A-Za-z_0-9]*))')
@@ -49,6 +50,7 @@ def parse_pos(s: str):
     if pos != len(toks): raise ValueError(f"pos {s!r}: trailing tokens from {pos}: {toks[pos:]}")
     return tree
 
+# %% ../../nbs/cocoa/03_check.ipynb #be2e8ed9
 def eval_tree(t, env: dict) -> bool:
     "Truth of a parsed expression given symbol -> bool."
     k = t[0]
@@ -57,12 +59,14 @@ def eval_tree(t, env: dict) -> bool:
     if k == 'and': return all(eval_tree(x, env) for x in t[1])
     return any(eval_tree(x, env) for x in t[1])
 
+# %% ../../nbs/cocoa/03_check.ipynb #85159b7b
 def literals(t, neg: bool = False):
     "Every symbol occurrence as (symbol, negated)."
     if t[0] == 'var': return [(t[1], neg)]
     if t[0] == 'not': return literals(t[1], not neg)
     return [l for x in t[1] for l in literals(x, neg)]
 
+# %% ../../nbs/cocoa/03_check.ipynb #136175f0
 def clauses(t) -> list:
     "The top-level sum terms of a product of sums (a lone term is one clause)."
     return t[1] if t[0] == 'and' else [t]
@@ -78,6 +82,7 @@ def _minutes(hm: str) -> int:
     h, m = hm.split(':')
     return int(h) * 60 + int(m)
 
+# %% ../../nbs/cocoa/03_check.ipynb #5c8b6a96
 def holds(prim: dict, flight: dict) -> bool:
     "Does primitive `prim` (a record's primitive dict) hold for `flight` (a record's option)? ValueError if undefined."
     slot, op, v = prim['slot'], prim['op'], prim['value']
@@ -101,6 +106,7 @@ def holds(prim: dict, flight: dict) -> bool:
     if op == 'each_gt': return all(y > v for y in x)
     raise ValueError(f"op {op!r} is not defined")
 
+# %% ../../nbs/cocoa/03_check.ipynb #e40adc05
 def entropy2(k: int, n: int) -> float:
     "Base-2 entropy of a split of n primitives into k satisfied and n-k violated."
     return -sum(p * math.log2(p) for p in (k / n, 1 - k / n) if p > 0)
@@ -126,6 +132,7 @@ def graph_metrics_from(clause_slots: list[set]) -> dict:
     return dict(lcc=lcc, longest_path=max((longest(v, {v}) for v in nodes), default=0),
                 max_degree=max((len(a) for a in adj.values()), default=0), width=sum(len(cs) >= 2 for cs in clause_slots))
 
+# %% ../../nbs/cocoa/03_check.ipynb #b9200e72
 def atypical_literal(slot: str, op: str, value, negated: bool) -> bool:
     "Carbon above average, price above a minimum, or at least two layovers (after applying the negation)."
     comp = {'lt': 'ge', 'le': 'gt', 'gt': 'le', 'ge': 'lt'}
@@ -159,59 +166,80 @@ def flight_problems(f: dict) -> list[str]:
     if 'NumberOfLayovers' in d and int(d['NumberOfLayovers']) != f['layovers']: out.append(f"layovers {f['layovers']} != display {d['NumberOfLayovers']!r}")
     return out
 
-def check_record(rec: dict, tol: float = 1e-6) -> list[str]:
-    "Every problem of one GroundCocoa record, recomputed from the record alone (empty list: the record is right)."
-    rid = rec.get('id', '?')
-    P = lambda msg: f"record {rid}: {msg}"
-    if missing := [k for k in REQUIRED if k not in rec]: return [P(f"missing fields {missing}")]
-    probs = []
-    try: tree = parse_pos(rec['pos'])
-    except ValueError as e: return [P(str(e))]
-    lits = literals(tree)
-    prims = {p.get('symbol'): p for p in rec['primitives']}
-    syms = [s for s, _ in lits]
-    if len(prims) != len(rec['primitives']): probs.append(P("duplicate primitive symbols"))
-    if len(set(syms)) != len(syms): probs.append(P(f"a symbol occurs more than once in pos {rec['pos']!r} (each slot occurrence needs a fresh primitive)"))
-    if set(syms) != set(prims): return probs + [P(f"pos symbols {sorted(set(syms))} != primitive symbols {sorted(prims)}")]
+# %% ../../nbs/cocoa/03_check.ipynb #83598d66
+def primitive_problems(rec: dict, prims: dict, lits: list) -> list[str]:
+    "Problems of the primitives against the parsed `pos`: repeated symbols, symbols that do not match, negations, slots."
+    probs, syms = [], [s for s, _ in lits]
+    if len(prims) != len(rec['primitives']): probs.append("duplicate primitive symbols")
+    if len(set(syms)) != len(syms): probs.append(f"a symbol occurs more than once in pos {rec['pos']!r} (each slot occurrence needs a fresh primitive)")
+    if set(syms) != set(prims): return probs + [f"pos symbols {sorted(set(syms))} != primitive symbols {sorted(prims)}"]
     neg = dict(lits)
     for s, p in prims.items():
-        if 'negated' in p and bool(p['negated']) != neg[s]: probs.append(P(f"primitive {s}: negated={p['negated']} but pos says {neg[s]}"))
-        if p.get('slot') not in _FIELD: probs.append(P(f"primitive {s}: unknown slot {p.get('slot')!r}"))
-    if probs: return probs
-    cl = clauses(tree)
-    if len(cl) < 2: probs.append(P(f"pos has {len(cl)} top-level term; at least 2 are required"))
-    if not any(c[0] == 'or' for c in cl): probs.append(P("pos has no OR"))
+        if 'negated' in p and bool(p['negated']) != neg[s]: probs.append(f"primitive {s}: negated={p['negated']} but pos says {neg[s]}")
+        if p.get('slot') not in _FIELD: probs.append(f"primitive {s}: unknown slot {p.get('slot')!r}")
+    return probs
+
+# %% ../../nbs/cocoa/03_check.ipynb #1186779c
+def shape_problems(rec: dict, tree, prims: dict) -> list[str]:
+    "Problems of the expression's shape: fewer than 2 terms, no OR, not a product of sums of literals, more slots than the config."
+    probs, cl = [], clauses(tree)
+    if len(cl) < 2: probs.append(f"pos has {len(cl)} top-level term; at least 2 are required")
+    if not any(c[0] == 'or' for c in cl): probs.append("pos has no OR")
     is_lit = lambda x: x[0] == 'var' or (x[0] == 'not' and x[1][0] == 'var')
     if not all(is_lit(c) or (c[0] == 'or' and all(is_lit(x) for x in c[1])) for c in cl):
-        probs.append(P(f"pos is not a product of sums of literals: {rec['pos']!r}"))
+        probs.append(f"pos is not a product of sums of literals: {rec['pos']!r}")
     n, m = rec['config']
     n_slots = len({p['slot'] for p in prims.values()})
-    if n_slots > n: probs.append(P(f"{n_slots} distinct slots but config says {n}"))
-    opts = rec['options']
-    if sorted(opts) != list(LETTERS): return probs + [P(f"options {sorted(opts)} are not A-E")]
-    if rec['answer'] not in LETTERS: return probs + [P(f"answer {rec['answer']!r} is not A-E")]
-    satisfied = []
-    for L in LETTERS:
-        f = opts[L]
-        if miss := [k for k in FLIGHT_FIELDS if k not in f]: probs.append(P(f"option {L} lacks {miss}")); continue
-        probs += [P(f"option {L}: {x}") for x in flight_problems(f)]
-        try: env = {s: holds(p, f) for s, p in prims.items()}
-        except (ValueError, KeyError, TypeError) as e: probs.append(P(f"option {L}: cannot evaluate a primitive ({e!r})")); continue
-        got = rec['option_truth'].get(L, {})
-        if (bad := sorted(s for s in env if got.get(s) != env[s])): probs.append(P(f"option {L}: option_truth wrong for {bad} (recomputed {[env[s] for s in bad]})"))
-        if eval_tree(tree, env): satisfied.append(L)
-        k = sum(env[s] != neg[s] for s in syms)
-        h = entropy2(k, len(syms))
-        if abs(rec['entropy'].get(L, float('nan')) - h) > tol: probs.append(P(f"option {L}: entropy {rec['entropy'].get(L)} != recomputed {h:.6f}"))
-    if satisfied != [rec['answer']]: probs.append(P(f"options satisfying pos: {satisfied}, answer says {rec['answer']!r} (exactly one must)"))
-    slot_of = {s: p['slot'] for s, p in prims.items()}
-    g = graph_metrics_from([{slot_of[s] for s, _ in literals(c)} for c in cl])
+    if n_slots > n: probs.append(f"{n_slots} distinct slots but config says {n}")
+    return probs
+
+# %% ../../nbs/cocoa/03_check.ipynb #66c73e85
+def option_problems(rec: dict, L: str, tree, prims: dict, neg: dict, tol: float) -> tuple[list[str], bool]:
+    "Problems of option `L` (its fields, its `option_truth`, its entropy) and whether it satisfies `pos`."
+    f, syms = rec['options'][L], list(neg)
+    if miss := [k for k in FLIGHT_FIELDS if k not in f]: return [f"option {L} lacks {miss}"], False
+    probs = [f"option {L}: {x}" for x in flight_problems(f)]
+    try: env = {s: holds(p, f) for s, p in prims.items()}
+    except (ValueError, KeyError, TypeError) as e: return probs + [f"option {L}: cannot evaluate a primitive ({e!r})"], False
+    got = rec['option_truth'].get(L, {})
+    if (bad := sorted(s for s in env if got.get(s) != env[s])): probs.append(f"option {L}: option_truth wrong for {bad} (recomputed {[env[s] for s in bad]})")
+    h = entropy2(sum(env[s] != neg[s] for s in syms), len(syms))
+    if abs(rec['entropy'].get(L, float('nan')) - h) > tol: probs.append(f"option {L}: entropy {rec['entropy'].get(L)} != recomputed {h:.6f}")
+    return probs, eval_tree(tree, env)
+
+# %% ../../nbs/cocoa/03_check.ipynb #fd4cc754
+def label_problems(rec: dict, tree, prims: dict, neg: dict) -> list[str]:
+    "Problems of the labels computed from the expression: graph metrics, typicality, and each primitive's sentence in the query."
+    probs, slot_of = [], {s: p['slot'] for s, p in prims.items()}
+    g = graph_metrics_from([{slot_of[s] for s, _ in literals(c)} for c in clauses(tree)])
     for k, v in g.items():
-        if rec[k] != v: probs.append(P(f"{k}={rec[k]} but the dependency graph gives {v}"))
+        if rec[k] != v: probs.append(f"{k}={rec[k]} but the dependency graph gives {v}")
     typ = not any(atypical_literal(p['slot'], p['op'], p['value'], neg[s]) for s, p in prims.items())
-    if rec['is_typical'] != typ: probs.append(P(f"is_typical={rec['is_typical']} but the primitives give {typ}"))
+    if rec['is_typical'] != typ: probs.append(f"is_typical={rec['is_typical']} but the primitives give {typ}")
     q = rec.get('query_template', rec['query']).lower()          # a paraphrased record keeps its template text
     for s, p in prims.items():
         sent = p.get('text_not' if neg[s] else 'text')
-        if sent and sent.lower() not in q: probs.append(P(f"primitive {s}: its sentence {sent!r} is not in the query"))
+        if sent and sent.lower() not in q: probs.append(f"primitive {s}: its sentence {sent!r} is not in the query")
     return probs
+
+# %% ../../nbs/cocoa/03_check.ipynb #e3a18ef6
+def check_record(rec: dict, tol: float = 1e-6) -> list[str]:
+    "Every problem of one GroundCocoa record, recomputed from the record alone (empty list: the record is right)."
+    P = lambda msgs: [f"record {rec.get('id', '?')}: {m}" for m in msgs]
+    if missing := [k for k in REQUIRED if k not in rec]: return P([f"missing fields {missing}"])
+    try: tree = parse_pos(rec['pos'])
+    except ValueError as e: return P([str(e)])
+    lits = literals(tree)
+    prims = {p.get('symbol'): p for p in rec['primitives']}
+    if probs := primitive_problems(rec, prims, lits): return P(probs)
+    neg = dict(lits)
+    probs = shape_problems(rec, tree, prims)
+    if sorted(rec['options']) != list(LETTERS): return P(probs + [f"options {sorted(rec['options'])} are not A-E"])
+    if rec['answer'] not in LETTERS: return P(probs + [f"answer {rec['answer']!r} is not A-E"])
+    satisfied = []
+    for L in LETTERS:
+        ps, sat = option_problems(rec, L, tree, prims, neg, tol)
+        probs += ps
+        if sat: satisfied.append(L)
+    if satisfied != [rec['answer']]: probs.append(f"options satisfying pos: {satisfied}, answer says {rec['answer']!r} (exactly one must)")
+    return P(probs + label_problems(rec, tree, prims, neg))

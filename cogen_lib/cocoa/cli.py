@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 import typer
-from ..core import CogenError
+from ..core import CogenError, cli_fail
 
 # %% auto #0
 __all__ = ['app', 'generate_cmd', 'stats_cmd', 'eval_cmd']
@@ -16,9 +16,7 @@ __all__ = ['app', 'generate_cmd', 'stats_cmd', 'eval_cmd']
 app = typer.Typer(help="GroundCocoa: generate conditional flight-booking questions, their Table 1, and evaluate models.",
                   no_args_is_help=True, pretty_exceptions_enable=False)
 
-def _fail(e: Exception):
-    typer.secho(f"error: {e}", fg='red', err=True); raise typer.Exit(1)
-
+# %% ../../nbs/cocoa/09_cli.ipynb #ba6bf25d
 @app.command('generate')
 def generate_cmd(per_config: int = typer.Option(50, '--per-config', help='Questions per (slots, minterms) configuration.'),
                  seed: int = typer.Option(0, '--seed', help='Seeds the flights and the questions: same seed, same bytes.'),
@@ -30,9 +28,10 @@ def generate_cmd(per_config: int = typer.Option(50, '--per-config', help='Questi
     try:
         recs = generate(per_config, seed=seed, n_routes=n_routes, sets_per_query=sets_per_query, progress=True)
         p = write_jsonl(recs, out)
-    except CogenError as e: _fail(e)
+    except CogenError as e: cli_fail(e)
     typer.echo(f"wrote {len(recs)} questions ({len({r['query_id'] for r in recs})} queries) to {p}")
 
+# %% ../../nbs/cocoa/09_cli.ipynb #9e2b4770
 @app.command('stats')
 def stats_cmd(data: Path = typer.Argument(..., help='A jsonl file written by `cogen cocoa generate`.'),
               check: bool = typer.Option(True, '--check/--no-check', help='Re-check every record independently.')):
@@ -42,7 +41,7 @@ def stats_cmd(data: Path = typer.Argument(..., help='A jsonl file written by `co
     try:
         recs = read_jsonl(data)
         t = table1(recs)
-    except CogenError as e: _fail(e)
+    except CogenError as e: cli_fail(e)
     typer.echo(t.round(2).to_markdown())
     if check:
         probs = [p for r in recs for p in check_record(r)]
@@ -50,11 +49,13 @@ def stats_cmd(data: Path = typer.Argument(..., help='A jsonl file written by `co
         if probs:
             typer.echo('\n'.join(probs[:20]), err=True); raise typer.Exit(1)
 
+# %% ../../nbs/cocoa/09_cli.ipynb #84950c89
 def _rate(summary: dict, df, keys, col, default=float('nan')):
     for k in keys:
         if k in summary: return float(summary[k])
     return float(df[col].mean()) if df is not None and col in getattr(df, 'columns', []) and len(df) else default
 
+# %% ../../nbs/cocoa/09_cli.ipynb #52dddc5b
 @app.command('eval')
 def eval_cmd(model: str = typer.Option(..., '--model', help='Model registry name, local path or openai:<model>.'),
              prompt: str = typer.Option('direct', '--prompt', help='Prompt style: direct, cot-partial, cot-full, least-to-most or loglik (scores of different styles are not comparable).'),
@@ -64,10 +65,10 @@ def eval_cmd(model: str = typer.Option(..., '--model', help='Model registry name
     try:
         from cogen_lib.cocoa.evaluate import evaluate_file
     except ModuleNotFoundError as e:
-        if e.name in ('cogen_lib.cocoa.evaluate',): _fail(CogenError("cogen_lib.cocoa.evaluate is not installed: the evaluation module (nbs/cocoa evaluate notebook) is missing; run nbdev_export or update the checkout"))
+        if e.name in ('cogen_lib.cocoa.evaluate',): cli_fail(CogenError("cogen_lib.cocoa.evaluate is not installed: the evaluation module (nbs/cocoa evaluate notebook) is missing; run nbdev_export or update the checkout"))
         raise
     try: df, summary = evaluate_file(data, model, prompt, limit=limit)
-    except CogenError as e: _fail(e)
+    except CogenError as e: cli_fail(e)
     acc = _rate(summary, df, ('accuracy', 'acc'), 'correct')
     fail = _rate(summary, df, ('parse_failure_rate', 'parse_fail_rate', 'parse_failures'), 'parse_failed')
     ci = f" [{summary['ci_low']:.3f}, {summary['ci_high']:.3f}]" if 'ci_low' in summary and 'ci_high' in summary else ''

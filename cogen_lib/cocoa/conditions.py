@@ -53,10 +53,12 @@ def _dur(m: int) -> str:
     parts = ([f"{h} hour{'s' * (h != 1)}"] if h else []) + ([f"{mm} minute{'s' * (mm != 1)}"] if mm or not h else [])
     return ' '.join(parts)
 
+# %% ../../nbs/cocoa/01_conditions.ipynb #24d0595b
 def _join(xs, word='or') -> str:
     xs = list(xs)
     return xs[0] if len(xs) == 1 else ', '.join(xs[:-1]) + f" {word} " + xs[-1]
 
+# %% ../../nbs/cocoa/01_conditions.ipynb #ad29ac3d
 def templates(slot: str, op: str, value) -> tuple[str, str]:
     "(sentence, sentence of its logical complement) for a primitive."
     v = value
@@ -106,6 +108,7 @@ def effective_op(op: str, negated: bool) -> str:
     "The operator a literal imposes: `op`, or its complement when negated (`lt` -> `ge`, ...)."
     return _COMPLEMENT.get(op, 'not_' + op) if negated else op
 
+# %% ../../nbs/cocoa/01_conditions.ipynb #dc9b294f
 def is_atypical(slot: str, op: str, value, negated: bool) -> bool:
     "Whether the literal asks for carbon above average, a price above a minimum, or at least two layovers."
     eop = effective_op(op, negated)
@@ -148,15 +151,18 @@ class FlightTable:
 
 _NUM = {'lt': np.less, 'le': np.less_equal, 'gt': np.greater, 'ge': np.greater_equal, 'eq': np.equal, 'ne': np.not_equal}
 
+# %% ../../nbs/cocoa/01_conditions.ipynb #e153b29e
 def _column(t: FlightTable, slot: str):
     return {'DepartureTime': t.departure, 'ArrivalTime': t.arrival, 'DepartureTimeBetween': t.departure,
             'ArrivalTimeBetween': t.arrival, 'TravelTime': t.travel_minutes, 'NumberOfLayovers': t.layovers,
             'CarbonEmissionAvgDiff': t.carbon_diff_pct, 'Price': t.price_usd, 'TotalLayoverTime': t.total_layover,
             'TravelDate': t.date, 'TicketClass': t.ticket_class}[slot]
 
+# %% ../../nbs/cocoa/01_conditions.ipynb #7a2d27e2
 def _scalar(slot: str, v):
     return parse_clock(v) if slot in ('DepartureTime', 'ArrivalTime', 'DepartureTimeBetween', 'ArrivalTimeBetween') else v
 
+# %% ../../nbs/cocoa/01_conditions.ipynb #96909f59
 def truth(p: Primitive, t: FlightTable) -> np.ndarray:
     "Boolean per flight of `t`: does the primitive `p` hold (before any negation)?"
     op, v = p.op, p.value
@@ -184,8 +190,10 @@ def truth(p: Primitive, t: FlightTable) -> np.ndarray:
 # %% ../../nbs/cocoa/01_conditions.ipynb #dfcb74ef
 def _pick(rng, xs): return xs[int(rng.integers(len(xs)))]
 
+# %% ../../nbs/cocoa/01_conditions.ipynb #9e955c28
 def _round15(m: int) -> int: return int(15 * round(m / 15))
 
+# %% ../../nbs/cocoa/01_conditions.ipynb #3d9945cc
 def make_primitive(rng: np.random.Generator, t: FlightTable, slot: str, symbol: str) -> Primitive:
     "A fresh primitive for one occurrence of `slot`, its value drawn from the route's flights, with its two sentences."
     if slot not in SLOT_OPS: raise CogenError(f"unknown slot {slot!r}; slots are {SLOTS}")

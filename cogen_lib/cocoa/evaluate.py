@@ -5,38 +5,54 @@
 # %% ../../nbs/cocoa/05_evaluate.ipynb #ed9d4569
 from __future__ import annotations
 import ast, json, math, re, time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 import numpy as np, pandas as pd
 from ..core import CogenError
 from ..metrics import summarize
-from ..models import load_lm
+from ..models import LanguageModel, check_lm, load_lm
 from .flights import fmt_clock, parse_clock, fmt_duration, fmt_money, fmt_date
-from .generate import read_jsonl
+from .generate import LETTERS, DISPLAY_FIELDS, read_jsonl, render_display
 
 # %% auto #0
-__all__ = ['LETTERS', 'STYLES', 'DEFAULT_TOKENS', 'DISPLAY_FIELDS', 'EXEMPLAR', 'PARTIAL_KEYS', 'ANALYSES', 'COST_METRICS',
-           'PAPER_TABLE3', 'OFFICIAL_FIELDS', 'check_style', 'check_question', 'load_records', 'display_fields',
-           'render_flight', 'instruction', 'render_question', 'clauses', 'option_satisfies', 'value_phrase',
-           'literal_text', 'requirement_text', 'decomposition', 'explain_option', 'build_prompt',
-           'l2m_decompose_prompt', 'l2m_solve_prompt', 'extract_answer', 'select_questions', 'evaluate_records',
+__all__ = ['PROMPT_STYLES', 'STYLES', 'DEFAULT_TOKENS', 'EXEMPLAR', 'PARTIAL_KEYS', 'ANALYSES', 'COST_METRICS', 'PAPER_TABLE3',
+           'OFFICIAL_FIELDS', 'PromptStyle', 'register_style', 'check_style', 'check_question', 'load_records',
+           'display_fields', 'render_flight', 'instruction', 'render_question', 'clauses', 'option_satisfies',
+           'value_phrase', 'literal_text', 'requirement_text', 'decomposition', 'explain_option', 'question_prompt',
+           'cot_prompt', 'build_prompt', 'l2m_decompose_prompt', 'l2m_solve_prompt', 'extract_answer',
+           'select_questions', 'decide_generated', 'decide_least_to_most', 'decide_loglik', 'evaluate_records',
            'evaluate_file', 'accuracy_by', 'accuracy_by_typical', 'analyses', 'record_results', 'entropy_density',
            'official_to_record', 'load_official']
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #87481758
-LETTERS = ('A', 'B', 'C', 'D', 'E')
+@dataclass(frozen=True)
+class PromptStyle:
+    "One way of asking a model: the label printed beside its scores, its budget, its prompt and how it decides an answer."
+    name: str
+    label: str              # printed beside every score of this style: styles are not comparable with one another
+    default_tokens: int     # new tokens per question when the caller gives none (0: nothing is generated)
+    prompt: Callable        # (record, exemplar) -> the (first) prompt of a question
+    decide: Callable        # (records, prompts, lm, tokens, batch_size, chat, exemplar, desc) -> one prediction dict per record
 
-STYLES = {
-    'direct': 'direct: zero-shot instruction, criteria and five options; the answer is generated',
-    'cot-partial': 'CoT-partial: one worked example with two of its options explained (1 right, 1 wrong), then the question; generated',
-    'cot-full': 'CoT-full: one worked example with all five options explained, then the question; generated',
-    'least-to-most': 'least-to-most: a one-shot call splits the criteria into requirements, a second checks the options against them; generated',
-    'loglik': 'log-likelihood: the option whose "The answer is Option X" is most likely after the zero-shot prompt (lm-evaluation-harness multiple choice); nothing generated',
-}
-"Prompt style -> the label printed beside its scores."
+# %% ../../nbs/cocoa/05_evaluate.ipynb #f8d23e12
+PROMPT_STYLES: dict[str, PromptStyle] = {}
+"The registry of prompt styles, in the order they were registered (the order of tables and legends)."
 
-DEFAULT_TOKENS = {'direct': 32, 'cot-partial': 384, 'cot-full': 512, 'least-to-most': 384, 'loglik': 0}
+STYLES: dict[str, str] = {}
+"Prompt style -> the label printed beside its scores (a view of `PROMPT_STYLES`)."
+
+DEFAULT_TOKENS: dict[str, int] = {}
 "Default generation budget (new tokens) per style; least-to-most spends half of it (at least 64) on the decomposition."
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #910283b8
+def register_style(name: str, label: str, default_tokens: int, prompt: Callable, decide: Callable) -> PromptStyle:
+    "Add the prompt style `name` to `PROMPT_STYLES` (and its label and budget to `STYLES`, `DEFAULT_TOKENS`)."
+    s = PROMPT_STYLES[name] = PromptStyle(name, label, default_tokens, prompt, decide)
+    STYLES[name], DEFAULT_TOKENS[name] = label, default_tokens
+    return s
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #4633d1d3
 def check_style(style: str) -> str:
     "`style` if it is one of `STYLES`, else a `CogenError` listing them."
     if style not in STYLES: raise CogenError(f"unknown prompt style {style!r}; choose one of {', '.join(STYLES)}")
@@ -57,6 +73,7 @@ def check_question(rec: dict, where: str = 'record') -> dict:
     if not isinstance(rec['query'], str) or not rec['query'].strip(): raise CogenError(f"{where} (id {rec['id']}): 'query' is empty")
     return rec
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #b9826ec8
 def load_records(path: str | Path) -> list[dict]:
     "Questions from a `.jsonl` file of our records (one a line); an export of the official release is converted by `load_official`."
     p = Path(path)
@@ -70,14 +87,11 @@ def load_records(path: str | Path) -> list[dict]:
     return recs
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #3fa3b8ed
-DISPLAY_FIELDS = ('Airline', 'TicketClass', 'DepartureTime', 'ArrivalTime', 'TravelTime', 'NumberOfLayovers', 'LayoverLocations',
-                  'LayoverTimes', 'CarbonEmissionAvgDiff', 'Price', 'TravelDate', 'SourceCity', 'DestinationCity')
-"The fields shown for a flight, in order (the authors' flight schema)."
-
 def _and(xs) -> str:
     xs = [str(x) for x in xs]
     return xs[0] if len(xs) == 1 else ', '.join(xs[:-1]) + ' and ' + xs[-1]
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #5408ae7c
 def display_fields(f: dict) -> dict:
     "The display strings of a typed flight `f`: its own `display`, or formatted from its typed fields."
     if f.get('display'): return dict(f['display'])
@@ -91,16 +105,13 @@ def display_fields(f: dict) -> dict:
                     LayoverTimes=', '.join(fmt_duration(m) for m in f['layover_minutes']))
     except KeyError as e: raise CogenError(f"flight {f}: missing field {e}; a flight carries the typed fields of the record schema") from None
 
-def _label(k: str) -> str: return re.sub(r'(?<!^)(?=[A-Z])', ' ', k)
-
+# %% ../../nbs/cocoa/05_evaluate.ipynb #04fe97f5
 def render_flight(f) -> str:
     "One line describing flight `f` (our typed dict, or an official option as dict or string)."
     if isinstance(f, str): return f.strip()
     if not isinstance(f, dict): raise CogenError(f"a flight must be a dict or a string, got {type(f).__name__}")
     if 'airlines' not in f: return '; '.join(f"{k}: {v}" for k, v in f.items())    # the authors' display dict
-    d = display_fields(f)
-    val = lambda k: (str(d[k]) + ('%' if k == 'CarbonEmissionAvgDiff' else '')) if str(d.get(k, '')).strip() else 'None'
-    return '; '.join(f"{_label(k)}: {val(k)}" for k in DISPLAY_FIELDS)
+    return render_display(display_fields(f))
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #fa17a0b4
 def instruction(letters=LETTERS) -> str:
@@ -111,6 +122,7 @@ def instruction(letters=LETTERS) -> str:
             f"Exactly one of them meets all of the requirements. Find it, and end your reply with the phrase "
             f"'The answer is Option ' followed by its letter ({ls}).")
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #93407bff
 def render_question(rec: dict, keys=LETTERS) -> str:
     "The traveller's criteria and the options `keys` of `rec`, relabelled A, B, ... in that order."
     opts = '\n'.join(f"Option {LETTERS[i]}: {render_flight(rec['options'][k])}" for i, k in enumerate(keys))
@@ -138,6 +150,7 @@ def clauses(rec: dict) -> list[list[tuple[str, bool]]]:
         out.append(lits)
     return out
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #f125f7fe
 def option_satisfies(rec: dict, letter: str) -> bool:
     "Does option `letter` meet every requirement, by `option_truth`?"
     t = rec['option_truth'][letter]
@@ -146,6 +159,7 @@ def option_satisfies(rec: dict, letter: str) -> bool:
 # %% ../../nbs/cocoa/05_evaluate.ipynb #ea402b40
 def _slot_key(slot: str) -> str: return re.sub('[^a-z]', '', str(slot).lower())
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #8541a2a8
 def value_phrase(slot: str, f: dict) -> str:
     "What flight `f` has for `slot`, as a clause ('the price is $1,450'); '' for a slot it cannot describe."
     k, d, lay = _slot_key(slot), display_fields(f), f.get('layover_cities') or []
@@ -170,18 +184,21 @@ def value_phrase(slot: str, f: dict) -> str:
         return f"its layovers add up to {fmt_duration(sum(f['layover_minutes']))}" if lay else 'it has no layovers'
     return ''
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #c37805b3
 def literal_text(prim: dict, negated: bool) -> str:
     "The sentence a literal asks for: the primitive's `text`, or for `~p` its complement `text_not`."
     if not negated: return prim['text'].strip().rstrip('.')
     if prim.get('text_not'): return prim['text_not'].strip().rstrip('.')
     return 'it is not the case that ' + prim['text'].strip().rstrip('.')
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #ec167c1a
 def requirement_text(rec: dict, clause: list[tuple[str, bool]]) -> str:
     "One requirement (a sum term) in words: a quoted condition, or 'either ... or ...'."
     prim = {p['symbol']: p for p in rec['primitives']}
     lits = [f'"{literal_text(prim[s], neg)}"' for s, neg in clause]
     return lits[0] if len(lits) == 1 else 'either ' + ' or '.join(lits)
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #4c28fce3
 def decomposition(rec: dict) -> str:
     "The criteria of `rec` as a numbered list of requirements (the first stage of least-to-most)."
     out = []
@@ -190,6 +207,7 @@ def decomposition(rec: dict) -> str:
         out.append(f"{i}. " + (t[0].upper() + t[1:] if t.startswith('either') else t) + '.')
     return '\n'.join(out)
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #a54be500
 def explain_option(rec: dict, key: str, shown_as: str | None = None) -> str:
     "A step-by-step check of option `key` against every requirement of `rec`, naming it `shown_as` (default `key`)."
     name = f"Option {shown_as or key}"
@@ -216,8 +234,10 @@ def _fl(airlines, cls, dep, arr, mins, cities, lay_mins, price, carbon):
                 layovers=len(cities), layover_cities=cities, layover_minutes=lay_mins, price_usd=price,
                 carbon_diff_pct=carbon, source='Seoul (ICN)', destination='Madrid (MAD)')
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #3c7a2dd7
 def _truth(bits: str) -> dict: return {f"p{i}": b == '1' for i, b in enumerate(bits)}
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #d6af53ca
 def _prim(sym, slot, op, value, text, text_not, negated=False):
     return dict(symbol=sym, slot=slot, op=op, value=value, text=text, text_not=text_not, negated=negated)
 
@@ -258,22 +278,33 @@ def _worked(ex: dict, keys) -> str:
     ans = shown[list(keys).index(ex['answer'])]
     return expl + f"\n\nThe answer is Option {ans}."
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #50164ec2
 def _partial_keys(ex: dict) -> tuple:
     "The two exemplar options a partial demonstration shows: `PARTIAL_KEYS` for `EXEMPLAR`, else the first wrong option and the right one."
     return PARTIAL_KEYS if ex is EXEMPLAR else (next(k for k in LETTERS if k != ex['answer']), ex['answer'])
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #6c640d8d
+def question_prompt(rec: dict, exemplar: dict | None = None) -> str:
+    "The zero-shot prompt: the instruction, the criteria and the five options (`direct`, and the context `loglik` scores)."
+    return instruction() + '\n\n' + render_question(rec)
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #ace8688c
+def cot_prompt(rec: dict, exemplar: dict | None = None, partial: bool = False) -> str:
+    "Chain of thought: the worked exemplar (all five options explained, or with `partial` a wrong one and the right one), then `rec`."
+    ex = exemplar or EXEMPLAR
+    keys = _partial_keys(ex) if partial else LETTERS
+    demo = instruction(LETTERS[:len(keys)]) + '\n\n' + render_question(ex, keys) + "\nLet's think step by step.\n\n" + _worked(ex, keys)
+    return ("Study the worked example, then answer the question that follows in the same way.\n\n" + demo
+            + "\n\n---\n\n" + question_prompt(rec) + "\nLet's think step by step.")
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #c5e3b631
 def build_prompt(rec: dict, style: str, exemplar: dict | None = None) -> str:
     "The prompt of `rec` in `style` (not `least-to-most`, which has two: see `l2m_decompose_prompt`, `l2m_solve_prompt`)."
     check_style(style)
-    ex = exemplar or EXEMPLAR
-    question = instruction() + '\n\n' + render_question(rec)
-    if style in ('direct', 'loglik'): return question
     if style == 'least-to-most': raise CogenError("least-to-most takes two prompts: use l2m_decompose_prompt, then l2m_solve_prompt")
-    keys = _partial_keys(ex) if style == 'cot-partial' else LETTERS
-    demo = instruction(LETTERS[:len(keys)]) + '\n\n' + render_question(ex, keys) + "\nLet's think step by step.\n\n" + _worked(ex, keys)
-    return ("Study the worked example, then answer the question that follows in the same way.\n\n" + demo
-            + "\n\n---\n\n" + question + "\nLet's think step by step.")
+    return PROMPT_STYLES[style].prompt(rec, exemplar)
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #87af0da8
 def l2m_decompose_prompt(rec: dict, exemplar: dict | None = None) -> str:
     "Least-to-most, stage 1: split the criteria of `rec` into numbered requirements (one-shot)."
     ex = exemplar or EXEMPLAR
@@ -281,6 +312,7 @@ def l2m_decompose_prompt(rec: dict, exemplar: dict | None = None) -> str:
             "depends on another condition as 'if ..., then ...' and alternatives as 'either ... or ...'.\n\n")
     return head + f"Criteria: {ex['query']}\nRequirements:\n{decomposition(ex)}\n\nCriteria: {rec['query'].strip()}\nRequirements:\n"
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #a00e8eff
 def l2m_solve_prompt(rec: dict, requirements: str, exemplar: dict | None = None) -> str:
     "Least-to-most, stage 2: check the options of `rec` against the `requirements` found in stage 1 (one-shot)."
     ex = exemplar or EXEMPLAR
@@ -322,74 +354,115 @@ def _entropy_of(rec: dict, letter: str) -> float:
     else: v = None
     return float(v) if v is not None else float('nan')
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #6ee520af
 def _num(v) -> float: return float(v) if v is not None else float('nan')
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #07b2acfa
 def _row(rec: dict, style: str) -> dict:
     cfg = rec.get('config') or [None, None]
     return dict(id=rec['id'], style=style, slots=_num(cfg[0]), minterms=_num(cfg[1]), is_typical=bool(rec.get('is_typical', True)),
                 lcc=_num(rec.get('lcc')), longest_path=_num(rec.get('longest_path')), max_degree=_num(rec.get('max_degree')),
                 width=_num(rec.get('width')), gold=rec['answer'], gold_entropy=_entropy_of(rec, rec['answer']))
 
-def _resolve_lm(model):
-    if isinstance(model, str): return load_lm(model)
-    if not all(hasattr(model, a) for a in ('generate', 'score_options', 'stats', 'name')):
-        raise CogenError(f"model must be a registry name or a loaded LM, got {type(model).__name__}")
-    return model
+# %% ../../nbs/cocoa/05_evaluate.ipynb #98ae795a
+def _resolve_lm(model) -> LanguageModel:
+    "A loaded model for `model`: a name for `load_lm`, or an object offering the `LanguageModel` interface."
+    return load_lm(model) if isinstance(model, str) else check_lm(model)
 
-def evaluate_records(records: list[dict], model, prompt_style: str, limit: int | None = None,
-                     max_new_tokens: int | None = None, batch_size: int = 8, chat: bool | None = None,
-                     exemplar: dict | None = None, n_boot: int = 2000, seed: int = 0) -> tuple[pd.DataFrame, dict]:
-    "Evaluate `model` (a name for `load_lm`, or a loaded LM) on `records` (at most `limit`, see `select_questions`) in `prompt_style`: `(rows, summary)`."
-    check_style(prompt_style)
+# %% ../../nbs/cocoa/05_evaluate.ipynb #173e8674
+def _check_run(records: list[dict], limit: int | None) -> list[dict]:
+    "The checked questions to evaluate: at most `limit` (see `select_questions`), with unique ids."
     if limit is not None and (not isinstance(limit, int) or limit < 1): raise CogenError(f"limit must be a positive int or None, got {limit!r}")
     recs = [check_question(r, f"question {i}") for i, r in enumerate(select_questions(list(records), limit))]
     if not recs: raise CogenError("no questions to evaluate")
     ids = [r['id'] for r in recs]
     if len(set(ids)) != len(ids): raise CogenError(f"question ids repeat (e.g. {next(i for i in ids if ids.count(i) > 1)!r}); ids must be unique")
-    tokens = DEFAULT_TOKENS[prompt_style] if max_new_tokens is None else max_new_tokens
-    lm = _resolve_lm(model)
-    before, t0 = dict(lm.stats), time.perf_counter()
-    rows = [_row(r, prompt_style) for r in recs]
-    desc = f"cocoa {prompt_style}"
-    if prompt_style == 'loglik':
-        ctx = [build_prompt(r, 'direct', exemplar) for r in recs]
-        conts = [f" The answer is Option {l}" for l in LETTERS]
-        scores = lm.score_options([c for c in ctx for _ in LETTERS], conts * len(recs), batch_size=batch_size, chat=False, desc=desc)
-        for i, row in enumerate(rows):
-            s = scores[5*i:5*i+5]
-            row.update(predicted=LETTERS[int(np.argmax(s))], parse_failed=False, error=None, n_new_tokens=0, truncated=False,
-                       output=' '.join(f"{l}:{v:.3f}" for l, v in zip(LETTERS, s)))
-    else:
-        if not isinstance(tokens, int) or tokens < 1: raise CogenError(f"max_new_tokens must be a positive int for {prompt_style!r}, got {tokens!r}")
-        extra = [''] * len(recs)
-        if prompt_style == 'least-to-most':
-            dec = lm.generate([l2m_decompose_prompt(r, exemplar) for r in recs], max_new_tokens=max(64, tokens // 2),
-                              batch_size=batch_size, chat=chat, desc=desc + ' (decompose)')
-            extra = [g.text or '' for g in dec]
-            prompts = [l2m_solve_prompt(r, d, exemplar) for r, d in zip(recs, extra)]
-        else: prompts = [build_prompt(r, prompt_style, exemplar) for r in recs]
-        gens = lm.generate(prompts, max_new_tokens=tokens, batch_size=batch_size, chat=chat, desc=desc)
-        for row, g, d in zip(rows, gens, extra):
-            pred = extract_answer(g.text) if g.error is None else None
-            out = g.text if g.error is None else None
-            row.update(predicted=pred, parse_failed=g.error is None and pred is None, error=g.error,
-                       n_new_tokens=g.n_new_tokens, truncated=g.finish_reason == 'length',
-                       output=(f"[requirements]\n{d}\n[answer]\n{out}" if prompt_style == 'least-to-most' and out is not None else out))
-    df = pd.DataFrame(rows)
-    df['correct'] = df.predicted.eq(df.gold)
-    wall = time.perf_counter() - t0
+    return recs
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #240bab0e
+def _prediction(g, output: str | None = None) -> dict:
+    "The prediction of one generated reply `g` (a `Generation`): its answer letter, parse failure, error and cost."
+    pred = extract_answer(g.text) if g.error is None else None
+    out = g.text if g.error is None else None
+    return dict(predicted=pred, parse_failed=g.error is None and pred is None, error=g.error,
+                n_new_tokens=g.n_new_tokens, truncated=g.finish_reason == 'length', output=output if out is not None and output else out)
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #3a0b97ea
+def decide_generated(recs, prompts, lm, tokens, batch_size=8, chat=None, exemplar=None, desc=None) -> list[dict]:
+    "Generate a reply to each prompt and take its last 'answer is option X' (`direct`, CoT)."
+    gens = lm.generate(prompts, max_new_tokens=tokens, batch_size=batch_size, chat=chat, desc=desc)
+    return [_prediction(g) for g in gens]
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #06a0f8e3
+def decide_least_to_most(recs, prompts, lm, tokens, batch_size=8, chat=None, exemplar=None, desc=None) -> list[dict]:
+    "Least-to-most: the model decomposes the criteria (`prompts` are `l2m_decompose_prompt`s), then checks the options."
+    dec = lm.generate(prompts, max_new_tokens=max(64, tokens // 2), batch_size=batch_size, chat=chat, desc=desc + ' (decompose)')
+    reqs = [g.text or '' for g in dec]
+    gens = lm.generate([l2m_solve_prompt(r, d, exemplar) for r, d in zip(recs, reqs)], max_new_tokens=tokens,
+                       batch_size=batch_size, chat=chat, desc=desc)
+    return [_prediction(g, f"[requirements]\n{d}\n[answer]\n{g.text}") for g, d in zip(gens, reqs)]
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #34963b71
+def decide_loglik(recs, prompts, lm, tokens, batch_size=8, chat=None, exemplar=None, desc=None) -> list[dict]:
+    "Log-likelihood multiple choice: the letter whose ' The answer is Option X' is most likely after the prompt (plain text)."
+    n = len(LETTERS)
+    conts = [f" The answer is Option {l}" for l in LETTERS]
+    scores = lm.score_options([c for c in prompts for _ in LETTERS], conts * len(recs), batch_size=batch_size, chat=False, desc=desc)
+    out = []
+    for i in range(len(recs)):
+        s = scores[n*i:n*(i+1)]                 # the n option scores of question i
+        out.append(dict(predicted=LETTERS[int(np.argmax(s))], parse_failed=False, error=None, n_new_tokens=0, truncated=False,
+                        output=' '.join(f"{l}:{v:.3f}" for l, v in zip(LETTERS, s))))
+    return out
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #de988196
+_LABELS = {
+    'direct': 'direct: zero-shot instruction, criteria and five options; the answer is generated',
+    'cot-partial': 'CoT-partial: one worked example with two of its options explained (1 right, 1 wrong), then the question; generated',
+    'cot-full': 'CoT-full: one worked example with all five options explained, then the question; generated',
+    'least-to-most': 'least-to-most: a one-shot call splits the criteria into requirements, a second checks the options against them; generated',
+    'loglik': 'log-likelihood: the option whose "The answer is Option X" is most likely after the zero-shot prompt (lm-evaluation-harness multiple choice); nothing generated',
+}
+register_style('direct', _LABELS['direct'], 32, question_prompt, decide_generated)
+register_style('cot-partial', _LABELS['cot-partial'], 384, lambda r, ex: cot_prompt(r, ex, partial=True), decide_generated)
+register_style('cot-full', _LABELS['cot-full'], 512, cot_prompt, decide_generated)
+register_style('least-to-most', _LABELS['least-to-most'], 384, l2m_decompose_prompt, decide_least_to_most)
+register_style('loglik', _LABELS['loglik'], 0, question_prompt, decide_loglik);
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #bbb66cb3
+def _run_summary(df: pd.DataFrame, lm, model, prompt_style: str, tokens: int, chat, before: dict, wall: float,
+                 n_boot: int, seed: int) -> dict:
+    "The summary of one evaluation: accuracy with its interval, failure counts, regular/atypical accuracy and cost."
     st = {k: lm.stats.get(k, 0) - before.get(k, 0) for k in ('model_calls', 'cache_hits', 'new_tokens', 'model_seconds')}
     acc = summarize(df.correct.astype(float), rng=seed, n_boot=n_boot)
-    summary = dict(model=getattr(lm, 'name', str(model)), style=prompt_style, style_label=STYLES[prompt_style],
-                   max_new_tokens=tokens, chat=chat, n=len(df), accuracy=acc['value'], ci_low=acc['ci_low'], ci_high=acc['ci_high'],
-                   parse_failure_rate=float(df.parse_failed.mean()), errors=int(df.error.notna().sum()),
-                   truncated=int(df.truncated.sum()),
-                   regular_accuracy=float(df.correct[df.is_typical].mean()) if df.is_typical.any() else float('nan'),
-                   atypical_accuracy=float(df.correct[~df.is_typical].mean()) if (~df.is_typical).any() else float('nan'),
-                   **st, tokens_per_s=(st['new_tokens'] / st['model_seconds']) if st['model_seconds'] and st['new_tokens'] else float('nan'),
-                   wall_seconds=round(wall, 2))
-    return df, summary
+    return dict(model=getattr(lm, 'name', str(model)), style=prompt_style, style_label=STYLES[prompt_style],
+                max_new_tokens=tokens, chat=chat, n=len(df), accuracy=acc['value'], ci_low=acc['ci_low'], ci_high=acc['ci_high'],
+                parse_failure_rate=float(df.parse_failed.mean()), errors=int(df.error.notna().sum()),
+                truncated=int(df.truncated.sum()),
+                regular_accuracy=float(df.correct[df.is_typical].mean()) if df.is_typical.any() else float('nan'),
+                atypical_accuracy=float(df.correct[~df.is_typical].mean()) if (~df.is_typical).any() else float('nan'),
+                **st, tokens_per_s=(st['new_tokens'] / st['model_seconds']) if st['model_seconds'] and st['new_tokens'] else float('nan'),
+                wall_seconds=round(wall, 2))
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #b3fb62a7
+def evaluate_records(records: list[dict], model, prompt_style: str, limit: int | None = None,
+                     max_new_tokens: int | None = None, batch_size: int = 8, chat: bool | None = None,
+                     exemplar: dict | None = None, n_boot: int = 2000, seed: int = 0) -> tuple[pd.DataFrame, dict]:
+    "Evaluate `model` (a name for `load_lm`, or a loaded LM) on `records` (at most `limit`, see `select_questions`) in `prompt_style`: `(rows, summary)`."
+    style = PROMPT_STYLES[check_style(prompt_style)]
+    recs = _check_run(records, limit)
+    tokens = style.default_tokens if max_new_tokens is None else max_new_tokens
+    if style.default_tokens and (not isinstance(tokens, int) or tokens < 1):
+        raise CogenError(f"max_new_tokens must be a positive int for {prompt_style!r}, got {tokens!r}")
+    lm = _resolve_lm(model)
+    before, t0 = dict(lm.stats), time.perf_counter()
+    preds = style.decide(recs, [style.prompt(r, exemplar) for r in recs], lm, tokens, batch_size=batch_size, chat=chat,
+                         exemplar=exemplar, desc=f"cocoa {prompt_style}")
+    df = pd.DataFrame([{**_row(r, prompt_style), **p} for r, p in zip(recs, preds)])
+    df['correct'] = df.predicted.eq(df.gold)
+    return df, _run_summary(df, lm, model, prompt_style, tokens, chat, before, time.perf_counter() - t0, n_boot, seed)
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #4d30693b
 def evaluate_file(data_path: str | Path, model, prompt_style: str, limit: int | None = None,
                   max_new_tokens: int | None = None, batch_size: int = 8, **kwargs) -> tuple[pd.DataFrame, dict]:
     "`evaluate_records` over the questions in `data_path` (our `.jsonl`, or an official `.parquet`/`.csv`/`.jsonl` export)."
@@ -412,6 +485,7 @@ def accuracy_by(df: pd.DataFrame, by: str | list[str] | None = None, n_boot: int
                     'parse_failure_rate': float(g.parse_failed.mean())})
     return pd.DataFrame(out)
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #8e9a4c51
 def accuracy_by_typical(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
     "Rows `regular`, `atypical`, `total` (as Table 3 of the paper); a group with no question is left out of the table."
     parts = [('regular', df[df.is_typical]), ('atypical', df[~df.is_typical]), ('total', df)]
@@ -421,6 +495,7 @@ def accuracy_by_typical(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> 
 ANALYSES = {'typical': None, 'config': ['slots', 'minterms'], 'lcc': 'lcc', 'longest_path': 'longest_path', 'max_degree': 'max_degree'}
 "The grouped analyses `analyses` computes: name -> grouping columns (`typical` is `accuracy_by_typical`)."
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #a95d406c
 def analyses(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> dict[str, pd.DataFrame]:
     "Every table of `ANALYSES` for one run's rows (groups whose key is missing in the data, e.g. LCC of the official release, are skipped)."
     out = {}
@@ -439,6 +514,7 @@ def _level(name: str, d: dict) -> str:
     if name == 'config': return f"({int(d['slots'])},{int(d['minterms'])})"
     return str(int(d[name]))
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #231eacf5
 def record_results(rec, rows: pd.DataFrame, summary: dict, n_boot: int = 2000, seed: int = 0) -> dict[str, pd.DataFrame]:
     "Add the rows of one `evaluate_records` run to the `Recorder` `rec`; returns the analysis tables."
     lab = dict(style_label=summary['style_label'])
@@ -514,12 +590,14 @@ def _literal(v):
     if hasattr(v, 'tolist'): return v.tolist()
     return v
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #e4041708
 def _bool(v, where):
     if isinstance(v, (bool, np.bool_)): return bool(v)
     if isinstance(v, (int, np.integer)) and v in (0, 1): return bool(v)
     if isinstance(v, str) and v.strip().lower() in ('true', 'false', '1', '0'): return v.strip().lower() in ('true', '1')
     raise CogenError(f"{where}: is_typical must be a boolean, got {v!r}")
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #1f646d9f
 def official_to_record(row: dict, where: str = 'official row') -> dict:
     "One row of the official release as a record our evaluator consumes."
     missing = [k for k in ('id', 'query', 'Answer', *(f'Option {l}' for l in LETTERS)) if k not in row]
@@ -532,6 +610,7 @@ def official_to_record(row: dict, where: str = 'official row') -> dict:
                 max_degree=row.get('max_dependency'), is_typical=_bool(row.get('is_typical', True), where),
                 primitives=_literal(row.get('primitives')), source='official')
 
+# %% ../../nbs/cocoa/05_evaluate.ipynb #fac50629
 def load_official(path: str | Path) -> list[dict]:
     "The official GroundCocoa release (`.parquet`, or a `.csv` / `.jsonl` export of it) as records."
     p = Path(path)

@@ -68,6 +68,7 @@ def fmt_clock(minutes: int) -> str:
     h, m = divmod(int(minutes) % 1440, 60)
     return f"{(h % 12) or 12}:{m:02d} {'AM' if h < 12 else 'PM'}"
 
+# %% ../../nbs/cocoa/00_flights.ipynb #373a644b
 def parse_clock(s: str) -> int:
     "`9:05 PM` / `12:10 AM` / `21:05` -> minutes after midnight (12 AM is midnight, 12 PM is noon)."
     t = s.strip().upper()
@@ -82,16 +83,19 @@ def parse_clock(s: str) -> int:
         return h * 60 + m
     except ValueError: raise CogenError(f"time {s!r} is not H:MM AM/PM or HH:MM") from None
 
+# %% ../../nbs/cocoa/00_flights.ipynb #d06e5599
 def hhmm(minutes: int) -> str:
     "Minutes after midnight -> `HH:MM` (24 h), the typed record's time format."
     h, m = divmod(int(minutes) % 1440, 60)
     return f"{h:02d}:{m:02d}"
 
+# %% ../../nbs/cocoa/00_flights.ipynb #ec112d4e
 def fmt_duration(minutes: int) -> str:
     "Minutes -> `14 hr 35 min` / `55 min` / `2 hr` (the authors' display format)."
     h, m = divmod(int(minutes), 60)
     return ' '.join(([f"{h} hr"] if h else []) + ([f"{m} min"] if m or not h else []))
 
+# %% ../../nbs/cocoa/00_flights.ipynb #93c3db73
 def parse_duration(s: str) -> int:
     "`14 hr 35 min` / `55 min` / `2 hr` -> minutes."
     toks, total = s.replace(',', ' ').split(), 0
@@ -101,23 +105,28 @@ def parse_duration(s: str) -> int:
         total += int(num) * (60 if unit == 'hr' else 1)
     return total
 
+# %% ../../nbs/cocoa/00_flights.ipynb #5c4d5b4d
 def fmt_money(usd: float) -> str: return f"${usd:,.0f}"
 
+# %% ../../nbs/cocoa/00_flights.ipynb #28f63b51
 def parse_money(s: str) -> float:
     "`$1,234` -> 1234.0"
     try: return float(s.strip().lstrip('$').replace(',', ''))
     except ValueError: raise CogenError(f"price {s!r} is not like '$1,234'") from None
 
+# %% ../../nbs/cocoa/00_flights.ipynb #d2665501
 def fmt_date(d: str) -> str:
     "`2024-07-03` -> `July 3, 2024`."
     x = dt.date.fromisoformat(d)
     return f"{x:%B} {x.day}, {x.year}"
 
+# %% ../../nbs/cocoa/00_flights.ipynb #3728cfc8
 def parse_date(s: str) -> str:
     "`July 3, 2024` (or ISO) -> `2024-07-03`."
     try: return (dt.date.fromisoformat(s.strip()) if s.strip()[:1].isdigit() else dt.datetime.strptime(s.strip(), '%B %d, %Y').date()).isoformat()
     except ValueError: raise CogenError(f"date {s!r} is not like 'July 3, 2024'") from None
 
+# %% ../../nbs/cocoa/00_flights.ipynb #62935b3c
 def split_list(s: str) -> list[str]:
     "`[Emirates, Qatar Airways]` / `Dubai, Doha` / `[Emirates]` / `` -> stripped items (empty string -> [])."
     t = s.strip()
@@ -154,6 +163,7 @@ class Flight:
                     price_usd=self.price_usd, carbon_diff_pct=self.carbon_diff_pct, source=self.source,
                     destination=self.destination, display=dict(self.display))
 
+# %% ../../nbs/cocoa/00_flights.ipynb #48fccb2a
 def parse_flight(raw: dict) -> Flight:
     "Parse one display record (the authors' field names) into a `Flight`; errors name the field and value."
     if missing := [k for k in RAW_FIELDS if k not in raw]: raise CogenError(f"flight record lacks {missing}: {raw}")
@@ -186,6 +196,7 @@ class Route:
 
 _LAYOVER_P = {False: [0.55, 0.35, 0.08, 0.02], True: [0.15, 0.5, 0.28, 0.07]}  # short / long (> 4000 km) routes
 
+# %% ../../nbs/cocoa/00_flights.ipynb #93a0f9e1
 def _itinerary(rng, src, dst, s_country, d_country):
     "Layover hubs (ordered from the source), the legs' distances and their carriers."
     a, b = AIRPORTS[src][1:], AIRPORTS[dst][1:]
@@ -208,6 +219,7 @@ def _itinerary(rng, src, dst, s_country, d_country):
 _RATE = {'Economy': 0.085, 'Business': 0.30, 'First': 0.55}      # USD per km
 _EMIT = {'Economy': 0.09, 'Business': 0.26, 'First': 0.36}       # kg CO2 per km
 
+# %% ../../nbs/cocoa/00_flights.ipynb #4b93c6e0
 def make_route(rng: np.random.Generator, src: str, dst: str, countries: dict[str, str], dates: list[str],
                per_class: int = 4) -> Route:
     "All flights of one route: for each date and class, `per_class` itineraries, as display records parsed once."
@@ -238,6 +250,7 @@ def make_route(rng: np.random.Generator, src: str, dst: str, countries: dict[str
             r['CarbonEmissionAvgDiff'] = f"{d:+d}" if d else '0'
     return Route(f"{AIRPORTS[src][0]} ({src})", f"{AIRPORTS[dst][0]} ({dst})", [parse_flight(r) for r in rows])
 
+# %% ../../nbs/cocoa/00_flights.ipynb #1d6312d1
 def make_routes(rng: np.random.Generator, n_routes: int = 40, n_dates: int = 3, per_class: int = 4,
                 airports=None, base_date: str = '2024-07-01') -> list[Route]:
     "`n_routes` distinct routes between airports of different countries (from `cogen_lib.data.load_airports()`)."

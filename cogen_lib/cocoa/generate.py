@@ -13,15 +13,19 @@ import networkx as nx
 from ..core import CogenError, make_rng
 from .flights import Route, make_routes
 from .conditions import SLOTS, FlightTable, Primitive, make_primitive, truth, is_atypical
-from .check import check_record, LETTERS
+from .check import check_record
 
 # %% auto #0
-__all__ = ['CONFIGS', 'PAPER_TABLE1', 'DISPLAY_ORDER', 'CLAUSE_PROMPT', 'PARAGRAPH_PROMPT', 'posform_direct',
-           'canonical_minterms', 'posform_clauses', 'draw_minterms', 'valid_pos', 'binary_entropy', 'evaluate',
+__all__ = ['LETTERS', 'CONFIGS', 'PAPER_TABLE1', 'DISPLAY_FIELDS', 'CLAUSE_PROMPT', 'PARAGRAPH_PROMPT', 'posform_direct',
+           'canonical_minterms', 'posform_clauses', 'draw_minterms', 'valid_pos', 'binary_entropy', 'query_truth',
            'choice_sets', 'dependency_graph', 'longest_simple_path', 'graph_metrics', 'Query', 'verbalize',
            'draw_query', 'query_parts', 'make_record', 'config_rng', 'generate_config', 'generate', 'write_jsonl',
-           'read_jsonl', 'render_options', 'table1', 'record_graph', 'draw_dependency_graph', 'clause_texts',
-           'paraphrase']
+           'read_jsonl', 'field_label', 'render_display', 'render_options', 'table1', 'record_graph',
+           'draw_dependency_graph', 'clause_texts', 'paraphrase']
+
+# %% ../../nbs/cocoa/02_generate.ipynb #998c430d
+LETTERS = ('A', 'B', 'C', 'D', 'E')
+"The option letters of a question (the record schema). The independent checker keeps its own copy on purpose."
 
 # %% ../../nbs/cocoa/02_generate.ipynb #966bfc1a
 CONFIGS = ((2, 2), (3, 2), (4, 2), (4, 3), (5, 2), (6, 2))
@@ -44,6 +48,7 @@ def posform_direct(n: int, minterms: tuple) -> tuple:
 
 _posform_canonical = functools.lru_cache(maxsize=None)(posform_direct)
 
+# %% ../../nbs/cocoa/02_generate.ipynb #c1045aa2
 def canonical_minterms(n: int, minterms: tuple) -> tuple:
     "(canonical minterms, perm, flip): canonical variable j is original variable perm[j] XOR flip[perm[j]]."
     flip = minterms[0]
@@ -52,18 +57,21 @@ def canonical_minterms(n: int, minterms: tuple) -> tuple:
     perm = sorted(range(n), key=lambda i: (cols[i], -i), reverse=True)
     return tuple(sorted(tuple(r[perm[j]] for j in range(n)) for r in rows)), tuple(perm), tuple(flip)
 
+# %% ../../nbs/cocoa/02_generate.ipynb #ccadef75
 def posform_clauses(n: int, minterms: tuple) -> tuple:
     "A minimum product of sums of the minterm rows, as sorted clauses ((var, negated), ...); cached up to renaming."
     cm, perm, flip = canonical_minterms(n, tuple(tuple(r) for r in minterms))
     cl = _posform_canonical(n, cm)
     return tuple(sorted(tuple(sorted((perm[j], bool(ng) ^ bool(flip[perm[j]])) for j, ng in c)) for c in cl))
 
+# %% ../../nbs/cocoa/02_generate.ipynb #1f1cc16c
 def draw_minterms(rng: np.random.Generator, n: int, m: int) -> tuple:
     "m distinct rows of the n-variable truth table (variable 0 is the first bit), sorted."
     if m > 2 ** n: raise CogenError(f"cannot draw {m} distinct minterms over {n} variables")
     rows = sorted(rng.choice(2 ** n, m, replace=False).tolist())
     return tuple(tuple((r >> (n - 1 - i)) & 1 for i in range(n)) for r in rows)
 
+# %% ../../nbs/cocoa/02_generate.ipynb #4c06057e
 def valid_pos(clauses: tuple) -> bool:
     "At least 2 top-level terms and at least one OR (a term with 2 or more literals)."
     return len(clauses) >= 2 and any(len(c) >= 2 for c in clauses)
@@ -76,7 +84,8 @@ def binary_entropy(k, n):
         h = -(np.where(p > 0, p * np.log2(p), 0.0) + np.where(p < 1, (1 - p) * np.log2(1 - p), 0.0))
     return h
 
-def evaluate(table: FlightTable, prims: list[Primitive], clauses: list[list[tuple[int, bool]]]):
+# %% ../../nbs/cocoa/02_generate.ipynb #f116af23
+def query_truth(table: FlightTable, prims: list[Primitive], clauses: list[list[tuple[int, bool]]]):
     "(truth [flights x prims], satisfies [flights], entropy [flights]); clauses hold (primitive index, negated)."
     T = np.stack([truth(p, table) for p in prims], axis=1)
     neg = np.zeros(len(prims), bool)
@@ -105,6 +114,7 @@ def dependency_graph(clause_slots: list[list[str]]) -> nx.Graph:
         g.add_edges_from((a, b) for i, a in enumerate(cs) for b in cs[i + 1:] if a != b)
     return g
 
+# %% ../../nbs/cocoa/02_generate.ipynb #ac2d42b4
 def longest_simple_path(g: nx.Graph) -> int:
     "Vertices on the longest simple path (exhaustive; the graphs have at most 6 vertices)."
     best = 0
@@ -116,6 +126,7 @@ def longest_simple_path(g: nx.Graph) -> int:
     for v in g: walk(v, {v})
     return best
 
+# %% ../../nbs/cocoa/02_generate.ipynb #caa507a6
 def graph_metrics(clause_slots: list[list[str]]) -> dict:
     "lcc (largest component size), longest_path, max_degree, width (sum terms over >= 2 slots)."
     g = dependency_graph(clause_slots)
@@ -144,9 +155,6 @@ class Query:
     @property
     def slot_pos(self) -> str:
         "The expression over slot names (the function SymPy minimized)."
-        seen = {}
-        for c in self.clauses:
-            for i, ng in c: seen.setdefault(('~' if ng else '') + self.prims[i].slot, None)
         terms = [' | '.join(('~' if ng else '') + self.prims[i].slot for i, ng in c) for c in self.clauses]
         return ' & '.join(f"({t})" if len(c) > 1 else t for t, c in zip(terms, self.clauses))
 
@@ -154,8 +162,10 @@ class Query:
     def is_typical(self) -> bool:
         return not any(is_atypical(self.prims[i].slot, self.prims[i].op, self.prims[i].value, ng) for c in self.clauses for i, ng in c)
 
+# %% ../../nbs/cocoa/02_generate.ipynb #e6762918
 def _lower_first(s: str) -> str: return s if s.startswith('I ') else s[:1].lower() + s[1:]
 
+# %% ../../nbs/cocoa/02_generate.ipynb #ed501772
 def verbalize(q: Query, route: Route | None = None) -> str:
     "Template text of a query: an opening line, then one sentence per sum term."
     sents = []
@@ -165,8 +175,9 @@ def verbalize(q: Query, route: Route | None = None) -> str:
     head = f"I am looking for a flight from {route.source} to {route.destination}. " if route is not None else ''
     return head + ' '.join(sents)
 
+# %% ../../nbs/cocoa/02_generate.ipynb #a3ceb0b5
 def draw_query(rng: np.random.Generator, tables: list[FlightTable], n: int, m: int, posform=posform_clauses,
-               evaluator=evaluate, max_tries: int = 10_000) -> Query:
+               evaluator=query_truth, max_tries: int = 10_000) -> Query:
     "Draw route, slots, distinct minterms and primitives until the POS is valid and the route has >= 1 positive and >= 4 negative flights."
     for _ in range(max_tries):
         r = int(rng.integers(len(tables)))
@@ -186,6 +197,7 @@ def draw_query(rng: np.random.Generator, tables: list[FlightTable], n: int, m: i
             return Query(r, [SLOTS[s] for s in slots], mt, clauses, prims, T, sat, ent)
     raise CogenError(f"no valid ({n},{m}) query in {max_tries} tries; use more routes or flights per route")
 
+# %% ../../nbs/cocoa/02_generate.ipynb #93f9594e
 def query_parts(q: Query) -> dict:
     "The parts of a record shared by every question of a query: primitives, graph metrics, typicality, slot POS."
     neg = {q.prims[i].symbol: ng for c in q.clauses for i, ng in c}
@@ -193,6 +205,7 @@ def query_parts(q: Query) -> dict:
     return dict(pos=q.pos, primitives=[p.to_json(neg[p.symbol]) for p in q.prims], graph=g, is_typical=q.is_typical,
                 slot_pos=q.slot_pos)
 
+# %% ../../nbs/cocoa/02_generate.ipynb #693aa74f
 def make_record(q: Query, route: Route, option_ix: list[int], answer_pos: int, rid: str, qid: str, query_text: str,
                 parts: dict | None = None) -> dict:
     "The jsonl record of one question (the issue's schema plus query_id, slots, minterms, slot_pos, source, destination)."
@@ -210,9 +223,10 @@ def make_record(q: Query, route: Route, option_ix: list[int], answer_pos: int, r
 def config_rng(seed: int, ci: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([int(seed), int(ci)]))
 
+# %% ../../nbs/cocoa/02_generate.ipynb #35b12211
 def generate_config(n: int, m: int, per_config: int, rng: np.random.Generator, routes: list[Route],
                     tables: list[FlightTable] | None = None, sets_per_query: int = 3, check: bool = True,
-                    posform=posform_clauses, evaluator=evaluate) -> list[dict]:
+                    posform=posform_clauses, evaluator=query_truth) -> list[dict]:
     "`per_config` checked records of configuration (n, m)."
     tables = tables or [FlightTable(r.flights) for r in routes]
     recs, qi = [], 0
@@ -231,6 +245,7 @@ def generate_config(n: int, m: int, per_config: int, rng: np.random.Generator, r
         qi += 1
     return recs
 
+# %% ../../nbs/cocoa/02_generate.ipynb #73a1ab72
 def generate(per_config: int, seed: int = 0, configs=CONFIGS, n_routes: int = 40, sets_per_query: int = 3,
              check: bool = True, progress: bool = False) -> list[dict]:
     "`per_config` questions for each (slots, minterms) configuration, deterministic in `seed`."
@@ -247,6 +262,7 @@ def generate(per_config: int, seed: int = 0, configs=CONFIGS, n_routes: int = 40
         out += generate_config(n, m, per_config, config_rng(seed, ci), routes, tables, sets_per_query, check)
     return out
 
+# %% ../../nbs/cocoa/02_generate.ipynb #cc009511
 def write_jsonl(records: list[dict], path) -> Path:
     "One record a line (UTF-8, fixed key order): the same records give the same bytes."
     p = Path(path)
@@ -254,6 +270,7 @@ def write_jsonl(records: list[dict], path) -> Path:
     p.write_text(''.join(json.dumps(r, ensure_ascii=False) + '\n' for r in records), encoding='utf-8')
     return p
 
+# %% ../../nbs/cocoa/02_generate.ipynb #2003e757
 def read_jsonl(path) -> list[dict]:
     "Records of a jsonl file; errors name the file and line."
     p = Path(path)
@@ -272,20 +289,28 @@ PAPER_TABLE1 = pd.DataFrame({'(2,2)': [1511, 124, 65.04], '(3,2)': [1083, 136, 8
                             index=['Test samples', 'Test unique queries', 'Avg. query length']).astype(float)
 "The paper's Table 1 (test split; average context length 1252.27 and vocabulary 4200 overall)."
 
-DISPLAY_ORDER = ('Airline', 'TicketClass', 'DepartureTime', 'ArrivalTime', 'TravelTime', 'NumberOfLayovers',
-                 'LayoverLocations', 'LayoverTimes', 'CarbonEmissionAvgDiff', 'Price', 'TravelDate', 'SourceCity', 'DestinationCity')
+# %% ../../nbs/cocoa/02_generate.ipynb #ff162406
+DISPLAY_FIELDS = ('Airline', 'TicketClass', 'DepartureTime', 'ArrivalTime', 'TravelTime', 'NumberOfLayovers', 'LayoverLocations',
+                  'LayoverTimes', 'CarbonEmissionAvgDiff', 'Price', 'TravelDate', 'SourceCity', 'DestinationCity')
+"The fields shown for a flight, in order (the authors' flight schema)."
 
-def _label(k: str) -> str: return re.sub(r'(?<!^)(?=[A-Z])', ' ', k)
+# %% ../../nbs/cocoa/02_generate.ipynb #cb6d028c
+def field_label(k: str) -> str:
+    "A display field's name as words: `NumberOfLayovers` -> `Number Of Layovers`."
+    return re.sub(r'(?<!^)(?=[A-Z])', ' ', k)
 
+# %% ../../nbs/cocoa/02_generate.ipynb #7a642bf4
+def render_display(d: dict) -> str:
+    "One line `Airline: ...; Ticket Class: ...` from a flight's display strings `d`, in `DISPLAY_FIELDS` order."
+    val = lambda k: (str(d[k]) + ('%' if k == 'CarbonEmissionAvgDiff' else '')) if str(d.get(k, '')).strip() else 'None'
+    return '; '.join(f"{field_label(k)}: {val(k)}" for k in DISPLAY_FIELDS)
+
+# %% ../../nbs/cocoa/02_generate.ipynb #35c155ec
 def render_options(rec: dict) -> str:
     "The five options as text from their display strings (`Option A: Airline: ...; Ticket Class: ...`)."
-    lines = []
-    for L in LETTERS:
-        d = rec['options'][L]['display']
-        val = lambda k: (str(d[k]) + ('%' if k == 'CarbonEmissionAvgDiff' else '')) if str(d.get(k, '')).strip() else 'None'
-        lines.append(f"Option {L}: " + '; '.join(f"{_label(k)}: {val(k)}" for k in DISPLAY_ORDER))
-    return '\n'.join(lines)
+    return '\n'.join(f"Option {L}: {render_display(rec['options'][L]['display'])}" for L in LETTERS)
 
+# %% ../../nbs/cocoa/02_generate.ipynb #89bc1b6b
 def table1(records: list[dict]) -> pd.DataFrame:
     "Table 1 of a generated set: rows are statistics, columns the configurations and Total."
     if not records: raise CogenError("table1: no records")
@@ -312,6 +337,7 @@ def record_graph(rec: dict) -> nx.Graph:
     slot = {p['symbol']: p['slot'] for p in rec['primitives']}
     return dependency_graph([[slot[s] for s, _ in literals(c)] for c in clauses(parse_pos(rec['pos']))])
 
+# %% ../../nbs/cocoa/02_generate.ipynb #9353bc2c
 def draw_dependency_graph(rec: dict, ax=None):
     "Draw a record's dependency graph (circular layout, deterministic); returns the axes."
     import matplotlib.pyplot as plt
@@ -340,6 +366,7 @@ def clause_texts(rec: dict) -> list[str]:
         out.append(parts[0] + '.' if len(parts) == 1 else 'Either ' + ', or '.join(_lower_first(x) for x in parts) + '.')
     return out
 
+# %% ../../nbs/cocoa/02_generate.ipynb #e0ea1631
 def paraphrase(records: list[dict], model: str, max_new_tokens: int = 256, batch_size: int = 8) -> list[dict]:
     "Copies of `records` whose `query` is a two-step model paraphrase (template text in `query_template`); a failed call keeps the template."
     from cogen_lib.models import load_lm

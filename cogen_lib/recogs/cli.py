@@ -8,7 +8,7 @@ import csv
 from pathlib import Path
 from typing import Optional
 import typer
-from ..core import CogenError
+from ..core import CogenError, cli_fail
 
 # %% auto #0
 __all__ = ['app', 'read_tsv', 'score_files', 'score_cmd', 'convert_cmd']
@@ -30,6 +30,7 @@ def read_tsv(path: Path | str, what: str, min_cols: int = 3) -> list[list[str]]:
     if not rows: raise CogenError(f"{what} file {p} is empty")
     return rows
 
+# %% ../../nbs/recogs/09_cli.ipynb #8696981f
 def score_files(pred: Path | str, gold: Path | str, metric: str = 'sem'):
     "`score` the LFs of the `pred` TSV against the `gold` TSV (rows aligned, sentences checked), with gold categories."
     from cogen_lib.recogs.sem import score
@@ -43,9 +44,7 @@ def score_files(pred: Path | str, gold: Path | str, metric: str = 'sem'):
 app = typer.Typer(help="ReCOGS (Wu et al. 2023): score COGS/ReCOGS predictions and convert COGS into its variants.",
                   no_args_is_help=True)
 
-def _fail(e: Exception):
-    typer.secho(f"error: {e}", fg='red', err=True); raise typer.Exit(1)
-
+# %% ../../nbs/recogs/09_cli.ipynb #1b807528
 @app.command('score')
 def score_cmd(pred: Path = typer.Option(..., '--pred', help='Predictions: TSV sentence<TAB>lf[<TAB>type], aligned with --gold.'),
               gold: Path = typer.Option(..., '--gold', help='Gold TSV sentence<TAB>lf<TAB>type (a COGS/ReCOGS file).'),
@@ -55,7 +54,7 @@ def score_cmd(pred: Path = typer.Option(..., '--pred', help='Predictions: TSV se
     try:
         if metric not in ('sem', 'em'): raise CogenError(f"unknown metric {metric!r}; use sem or em")
         s = score_files(pred, gold, metric)
-    except CogenError as e: _fail(e)
+    except CogenError as e: cli_fail(e)
     typer.echo(f"{metric} accuracy: {s.accuracy:.4f} ({s.n_correct:,} / {s.n:,} rows; {s.n_parse_errors:,} predictions did not parse)")
     if by_category:
         typer.echo(s.by_category.to_markdown(index=False, floatfmt='.4f', tablefmt='simple'))
@@ -71,6 +70,7 @@ def _tsv_lines(df) -> str:
         out.append(f'{s}\t{l}\t{t}\n')
     return ''.join(out)
 
+# %% ../../nbs/recogs/09_cli.ipynb #700e6daa
 @app.command('convert')
 def convert_cmd(variant: str = typer.Option(..., '--variant', help='cogs, token-removal-{1,2,3}, concat-K, preposing, sprinkles, '
                                             'participial, participial-easy, recogs-v1, recogs-v2 or recogs-pos.'),
@@ -90,5 +90,5 @@ def convert_cmd(variant: str = typer.Option(..., '--variant', help='cogs, token-
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(out.name + '.tmp')
         tmp.write_text(text, encoding='utf-8'); tmp.replace(out)
-    except CogenError as e: _fail(e)
+    except CogenError as e: cli_fail(e)
     typer.echo(f"{out}: {len(df):,} rows ({variant}, {split}, seed {seed})")

@@ -20,6 +20,7 @@ class LFParseError(CogenError):
         super().__init__(f"malformed logical form at char {pos} (token {token}): {msg}; in {lf[:200]!r}{'...' if len(lf) > 200 else ''}")
         self.lf, self.pos, self.token = lf, pos, token
 
+# %% ../../nbs/recogs/00_lf.ipynb #ce0b2643
 class Arg(NamedTuple):
     "One argument of a conjunct: `kind` is 'x' (`x _ N`), 'index' (`N`), 'bound' (a LAMBDA variable) or 'name' (a constant)."
     kind: str
@@ -37,14 +38,17 @@ class Arg(NamedTuple):
 
     def __str__(self) -> str: return 'x _ ' + self.text if self.kind == 'x' else self.text
 
+# %% ../../nbs/recogs/00_lf.ipynb #e058d052
 def x_var(i: int | str) -> Arg:
     "The COGS variable `x _ i`."
     return Arg('x', str(i))
 
+# %% ../../nbs/recogs/00_lf.ipynb #05b2e5e3
 def index_var(i: int | str) -> Arg:
     "The ReCOGS variable `i`."
     return Arg('index', str(i))
 
+# %% ../../nbs/recogs/00_lf.ipynb #ad1d03ec
 class Conjunct(NamedTuple):
     """One predication: `pred` its dot-separated parts (`('like', 'agent')`, `('nmod', 'in')`, `('cat',)`), `args`,
     `definite` (a leading `*`), `sep` the separator that follows it (';', 'AND', or None for the last one)."""
@@ -152,6 +156,7 @@ def _arg(t: str, bound) -> Arg:
     if t[0].isdigit(): return Arg('index', t)
     return Arg('bound' if t in bound else 'name', t)
 
+# %% ../../nbs/recogs/00_lf.ipynb #717eae67
 def _fast_parse(s: str) -> LF | None:
     if _LF_RE.fullmatch(s) is None: return None
     if '(' not in s: return LF(name=s)
@@ -183,10 +188,12 @@ def tokenize(s: str) -> list[tuple[str, int]]:
         out.append((t, pos)); pos += len(t) + 1
     return out
 
+# %% ../../nbs/recogs/00_lf.ipynb #1423bd12
 def tokens(s: str | LF) -> list[str]:
     "The tokens of an LF string (split on single spaces, validated) or of a parsed `LF`."
     return s.tokens if isinstance(s, LF) else [t for t, _ in tokenize(s)]
 
+# %% ../../nbs/recogs/00_lf.ipynb #f66ea553
 class _Parser:
     def __init__(self, s: str):
         self.s, self.toks, self.i = s, tokenize(s), 0
@@ -253,6 +260,7 @@ class _Parser:
         if self.i != len(self.toks): self.fail("expected the end")
         return LF(tuple(conjs), tuple(lambdas))
 
+# %% ../../nbs/recogs/00_lf.ipynb #1e06e48a
 def _slow_parse(s: str) -> LF: return _Parser(s).lf()
 
 # %% ../../nbs/recogs/00_lf.ipynb #afd4f2cc
@@ -279,6 +287,7 @@ def render_conjuncts(conjs) -> str:
             out.append(c.sep)
     return ' '.join(out)
 
+# %% ../../nbs/recogs/00_lf.ipynb #ed925291
 def render(lf: LF) -> str:
     "The string of `lf`: `render(parse_lf(s)) == s`."
     if lf.name is not None:
@@ -287,6 +296,7 @@ def render(lf: LF) -> str:
     if not lf.conjuncts: raise CogenError("an LF needs a name or at least one conjunct")
     return ''.join(f'LAMBDA {v} . ' for v in lf.lambdas) + render_conjuncts(lf.conjuncts)
 
+# %% ../../nbs/recogs/00_lf.ipynb #7adf8b9f
 def build_lf(prefix=(), body=(), lambdas=()) -> LF:
     """An LF in the COGS layout: each `prefix` conjunct followed by ';', the `body` joined by 'AND' (separators of the
     given conjuncts are overwritten). With an empty prefix the LF starts directly with the body (no leading ';')."""

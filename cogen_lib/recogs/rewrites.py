@@ -23,28 +23,39 @@ def _pos(a: Arg) -> int:
     "The number of a variable argument (`x _ 3` or `3`)."
     return int(a.text)
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #11a3660a
 def _map_args(c: Conjunct, f) -> Conjunct:
     "`c` with each free-variable argument `a` replaced by `f(a)` (an `Arg`)."
     return Conjunct(c.definite, c.pred, tuple(f(a) if a.is_var else a for a in c.args), c.sep)
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #cb59d4ee
 @lru_cache(maxsize=None)
 def _var(kind: str, i: int) -> Arg:
     "The (cached) variable argument of `kind` ('x' or 'index') numbered `i`."
     return Arg(kind, str(i))
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #384d6f2c
 def _shift_x(c: Conjunct, f) -> Conjunct:
     "`c` with each variable renumbered by `f(int) -> int`, keeping its kind (`x _ N` stays `x _ N`)."
     return _map_args(c, lambda a: _var(a.kind, f(_pos(a))))
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #a1f932d2
 def _is_noun(c: Conjunct) -> bool: return len(c.pred) == 1 and len(c.args) == 1
+
+# %% ../../nbs/recogs/01_rewrites.ipynb #0d5cd895
 def _is_role(c: Conjunct) -> bool: return len(c.pred) == 2 and len(c.args) == 2
+
+# %% ../../nbs/recogs/01_rewrites.ipynb #44036365
 def _is_mod(c: Conjunct) -> bool: return len(c.pred) == 3 and len(c.args) == 2
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #3542f0de
 @lru_cache(maxsize=1 << 17)
 def _parse(s: str) -> LF: return parse_lf(s)
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #1b36504c
 def _as_lf(lf: str | LF) -> LF: return lf if isinstance(lf, LF) else _parse(lf)
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #28ad4aa5
 def _det(t: str) -> bool: return t in ('a', 'the', 'A', 'The')
 
 # %% ../../nbs/recogs/01_rewrites.ipynb #69e8844c
@@ -61,6 +72,7 @@ def _recogs_primitive(lf: LF) -> LF:
         else: body.append(c)
     return build_lf((), body, lf.lambdas)
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #743b5b29
 def _split_recogs(sentence: str, lf: LF):
     "Positional ReCOGS pieces of a non-primitive COGS LF: (noun-phrase conjuncts sorted by index, nmod conjuncts, the other body conjuncts in COGS order, body in COGS order)."
     toks = sentence.split(' ')
@@ -91,10 +103,12 @@ def _split_recogs(sentence: str, lf: LF):
     rest = [c for c in body if c not in mods]
     return prefix, mods, rest, body
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #bb214491
 def to_recogs(sentence: str, lf: str | LF, nmod_first: bool = False) -> LF:
     "The positional ReCOGS LF of one COGS example (`nmod_first`: the v1 layout, nmod conjuncts before verb conjuncts)."
     return _to_recogs(sentence, lf, nmod_first) if isinstance(lf, str) else _to_recogs.__wrapped__(sentence, lf, nmod_first)
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #c54ec01e
 @lru_cache(maxsize=1 << 17)
 def _to_recogs(sentence: str, lf: str | LF, nmod_first: bool) -> LF:
     lf = _as_lf(lf)
@@ -121,6 +135,7 @@ def remove_tokens(lf: str | LF, variant: int) -> str:
     drop = TOKEN_REMOVAL[variant]
     return ' '.join(t for t in _as_lf(lf).tokens if t not in drop)
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #7650f6b3
 def restore_tokens(s: str) -> str:
     "The COGS LF that `remove_tokens` (any variant) turned into `s`."
     toks = [t for t in s.split(' ') if t not in ('(', ')', ',')]
@@ -155,6 +170,7 @@ def concat_triples(sentences, k: int) -> list[tuple[int, int, int]]:
     if 6 * (k - 1) + 3 > len(order): raise CogenError(f"concatenating k={k} triples needs at least {6 * (k - 1) + 3} rows, got {len(order)}")
     return [(order[-1 - s], order[-2 - s], order[-3 - s]) for s in range(0, 6 * k, 6)]
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #dbfe08d8
 def glue_sentences(parts) -> tuple[str, list[int]]:
     "The glued sentence and the index offset of each part."
     out, offs, n = '', [], 0
@@ -166,6 +182,7 @@ def glue_sentences(parts) -> tuple[str, list[int]]:
         n += len(s[:-1].split())
     return out, offs
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #ba498fd1
 def concat_cogs(parts) -> tuple[str, str]:
     "Glue COGS `(sentence, lf)` parts into one example: `(sentence, lf)`."
     sent, offs = glue_sentences([s for s, _ in parts])
@@ -176,6 +193,7 @@ def concat_cogs(parts) -> tuple[str, str]:
             (prefix if c.definite else body).append(c)
     return sent, render(build_lf(prefix, body))
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #10e8798c
 def concat_rows(df: pd.DataFrame, k: int) -> pd.DataFrame:
     "The `k` concatenated COGS rows (type `concat`) built from `df` (columns sentence, lf, type)."
     src = df[df['type'] != 'primitive']
@@ -196,16 +214,19 @@ def _nmod_chain(lf: LF):
     while h in by_head: chain.append(by_head[h]); h = _pos(by_head[h].args[1])
     return chain if len(chain) == len(mods) else None
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #923a1b26
 def _sort_body(conjs, toks):
     "Sort body conjuncts by (first argument's position, second argument's position or -1); a name's position is its token index."
     def p(a): return _pos(a) if a.is_var else toks.index(a.text)
     return sorted(conjs, key=lambda c: (p(c.args[0]), p(c.args[1]) if len(c.args) > 1 else -1))
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #d5a5d72b
 def _relayout(conjs, toks) -> LF:
     "COGS layout: definites sorted by index as the prefix, the rest sorted by `_sort_body`."
     pre = sorted((c for c in conjs if c.definite), key=lambda c: _pos(c.args[0]))
     return build_lf(pre, _sort_body([c for c in conjs if not c.definite], toks))
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #6faf3d0a
 def prepose_span(sentence: str, lf: str | LF) -> tuple[int, int] | None:
     "The token span `(start, end)` (inclusive) of the NP + PP chain to prepose, or None if the row is not eligible."
     lf = _as_lf(lf)
@@ -221,6 +242,7 @@ def prepose_span(sentence: str, lf: str | LF) -> tuple[int, int] | None:
         if b != a + 3 or b >= len(toks) or toks[a + 1] != c.pred[2] or not _det(toks[b - 1]): return None
     return start, _pos(chain[-1].args[1])
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #5098cf77
 def prepose(sentence: str, lf: str | LF) -> tuple[str, str] | None:
     "The preposed `(sentence, lf)` of a COGS example, or None if it has no preposable NP + PP chain."
     lf = _as_lf(lf)
@@ -236,6 +258,7 @@ def prepose(sentence: str, lf: str | LF) -> tuple[str, str] | None:
     f = lambda i: i - start if start <= i <= end else i + n if i < start else i
     return ' '.join(new), render(_relayout([_shift_x(c, f) for c in lf.conjuncts], new))
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #f2f69882
 def prepose_rows(df: pd.DataFrame, rng: np.random.Generator, p: float = 0.05) -> pd.DataFrame:
     "Prepose each eligible row of `df` with probability `p` (one draw per eligible row, in order)."
     out = df.copy()
@@ -255,6 +278,7 @@ def sprinkle(sentence: str, lf: str | LF, rng: np.random.Generator) -> tuple[str
     lf = _as_lf(lf)
     return ' '.join(new), render(LF(tuple(_shift_x(c, where.__getitem__) for c in lf.conjuncts), lf.lambdas, lf.name))
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #c0a66b51
 def sprinkle_rows(df: pd.DataFrame, rng: np.random.Generator, p: float = 0.05) -> pd.DataFrame:
     "Sprinkle each non-primitive row of `df` with probability `p`; its type becomes `{type}+sprinkle`."
     out = df.copy()
@@ -278,6 +302,7 @@ def participle(verb: str) -> str:
     if cvc and (groups == 1 or v in _DOUBLE): return v + v[-1] + 'ing'
     return v + 'ing'
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #e4429fc6
 @lru_cache(maxsize=1)
 def cogs_lexicon() -> tuple[tuple[str, ...], tuple[str, ...]]:
     "The sorted verbs (from role conjuncts) and common nouns (from noun conjuncts) of the COGS training LFs."
@@ -290,6 +315,7 @@ def cogs_lexicon() -> tuple[tuple[str, ...], tuple[str, ...]]:
             elif _is_noun(c): nouns.add(c.pred[0])
     return tuple(sorted(verbs)), tuple(sorted(nouns))
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #2cae25d1
 def participial(sentence: str, lf: str | LF, rng: np.random.Generator, verbs, nouns, rel: str = 'acl') -> tuple[str, str, str]:
     "Add one or two participial phrases to the subject or object of an eligible COGS example: `(sentence, lf, kind)`."
     lf, toks = _as_lf(lf), sentence.split(' ')
@@ -315,11 +341,13 @@ def participial(sentence: str, lf: str | LF, rng: np.random.Generator, verbs, no
     kind = ('subj' if subj else 'obj') + ('_nested' if n == 2 else '')
     return ' '.join(new), render(_relayout(conjs, new)), kind
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #2838902b
 def participial_eligible(sentence: str, lf: str | LF) -> bool:
     "A non-primitive row whose sentence starts with a determiner (a common-noun subject at index 1)."
     lf = _as_lf(lf)
     return not lf.is_primitive and sentence.split(' ', 1)[0] in ('The', 'A') and any(_is_role(c) for c in lf.conjuncts)
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #c2db8d24
 def participial_rows(df: pd.DataFrame, rng: np.random.Generator, p: float = 0.15, rel: str = 'acl') -> pd.DataFrame:
     "Add participial phrases to each eligible row of `df` with probability `p` (`rel`: 'acl', or 'nmod' for the easy variant)."
     verbs, nouns = cogs_lexicon()
@@ -338,12 +366,15 @@ RECOGS_COPIES, RECOGS_CONCAT_K = 5, 3072
 def _cogs(split: str) -> pd.DataFrame:
     return load_cogs(split)[['sentence', 'lf', 'category']].rename(columns={'category': 'type'}).reset_index(drop=True)
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #fb493cc0
 @lru_cache(maxsize=1 << 17)
 def _recogs_str(sentence: str, lf: str, nmod_first: bool) -> str: return render(to_recogs(sentence, lf, nmod_first))
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #ae85315c
 def _recogs_rows(df: pd.DataFrame, nmod_first: bool) -> list[str]:
     return [_recogs_str(s, l, nmod_first) for s, l in zip(df.sentence.tolist(), df.lf.tolist())]
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #f7a5d1a6
 def _rename_str(s: str, rng: np.random.Generator, pool) -> str:
     "`rename_indices` on a rendered ReCOGS LF, whose numeral tokens are exactly its variables (same draws, faster)."
     toks = s.split(' ')
@@ -353,9 +384,11 @@ def _rename_str(s: str, rng: np.random.Generator, pool) -> str:
     m = dict(zip(vs, (str(pool[j]) for j in rng.choice(len(pool), size=len(vs), replace=False).tolist())))
     return ' '.join([m.get(t, t) for t in toks])
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #02f7341a
 @lru_cache(maxsize=1 << 17)
 def _split_cached(sentence: str, lf: str): return _split_recogs(sentence, _as_lf(lf))
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #3c6700d6
 def _recogs_concat(df: pd.DataFrame, nmod_first: bool, k: int) -> tuple[list[str], list[str]]:
     "Concatenated ReCOGS rows (positional) from a COGS-format frame: sentences and rendered LFs."
     keep = [(s, l) for s, l in zip(df.sentence.tolist(), df.lf.tolist()) if not _as_lf(l).is_primitive]
@@ -373,6 +406,7 @@ def _recogs_concat(df: pd.DataFrame, nmod_first: bool, k: int) -> tuple[list[str
         sents.append(sent); lfs.append(render(build_lf(prefix, mods + rest)))
     return sents, lfs
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #b4a98efe
 @lru_cache(maxsize=1)
 def recogs_pool() -> tuple[int, ...]:
     "The sorted numerals of the ReCOGS_pos training split (COGS train and its concatenated rows): the renaming pool."
@@ -380,9 +414,11 @@ def recogs_pool() -> tuple[int, ...]:
     lfs = _recogs_rows(df, False) + _recogs_concat(df, False, RECOGS_CONCAT_K)[1]
     return tuple(sorted({int(t) for lf in lfs for t in lf.split(' ') if t.isdigit()}))
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #2a907897
 def _frame(sents, lfs, types) -> pd.DataFrame:
     return pd.DataFrame({'sentence': list(sents), 'lf': [render(l) if isinstance(l, LF) else l for l in lfs], 'type': list(types)})
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #15990087
 def _recogs(split: str, version: str, seed: int) -> pd.DataFrame:
     df, nmod_first = _cogs(split), version == 'v1'
     if version == 'pos':
@@ -404,6 +440,7 @@ def _recogs(split: str, version: str, seed: int) -> pd.DataFrame:
         concats.append(_frame(s, [_rename_str(x, rng, pool) for x in l], ['concat'] * len(s)))
     return pd.concat(copies + concats, ignore_index=True).drop_duplicates(keep='first', ignore_index=True)
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #f4399567
 def convert(variant: str, split: str, seed: int = 0) -> pd.DataFrame:
     "COGS `split` rewritten by `variant` (see `VARIANTS`): a DataFrame with columns sentence, lf, type."
     if variant not in VARIANTS: raise CogenError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
@@ -422,6 +459,7 @@ def convert(variant: str, split: str, seed: int = 0) -> pd.DataFrame:
     if variant == 'sprinkles': return sprinkle_rows(df, rng)
     return participial_rows(df, rng, rel='nmod' if variant == 'participial-easy' else 'acl')
 
+# %% ../../nbs/recogs/01_rewrites.ipynb #bd488ed4
 def to_tsv(df: pd.DataFrame) -> str:
     "The rows as `sentence<TAB>lf<TAB>type` lines, like the COGS files (final newline included)."
     return ''.join(f'{s}\t{l}\t{t}\n' for s, l, t in zip(df.sentence, df.lf, df.type))

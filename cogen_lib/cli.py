@@ -69,7 +69,7 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
 # %% ../nbs/05_cli.ipynb #23b31903
 @app.command('site')
 def site(out: Optional[Path] = typer.Option(None, help='The output folder of `cogen run --out` holding runs/; the site goes to its _site/ (default: the project).'),
-         library: bool = typer.Option(True, '--library/--no-library', help='Also render the library and course notebooks (executed once per change).')):
+         library: str = typer.Option('all', '--library', help="Library notebooks to render too (executed once per change): all, course or none.")):
     "Build the website of the executed notebooks (Sphinx + MyST-NB) into _site/: summaries, runs and library notebooks, grouped by paper."
     from cogen_lib.site import build_site
     try: typer.echo(f"site: {build_site(out, library=library)}")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import nbformat, yaml
 from .core import CogenError, project_root, lib_version, stable_hash
-from .runner import git_commit, notebook_hash, library_hash, _kernel_env
+from .runner import git_commit, notebook_hash, library_hash
 
 # %% auto #0
 __all__ = ['NAME_KEYS', 'SITE_CONF', 'PaperInfo', 'paper_info', 'run_title', 'run_titles', 'clean_notebook', 'data_checksums',
@@ -135,29 +135,35 @@ def library_notebooks(root: Path | str | None = None) -> list[Path]:
     return sorted(nbs, key=order)
 
 # %% ../nbs/06_site.ipynb #eb43db5e
-def _skip_tags(nb) -> None:
-    "Tag the cells nbdev_test would not run (`#| eval: false`, `#| slow`) `skip-execution`, which nbclient honours."
-    for c in nb.cells:
-        if c.cell_type == 'code' and re.search(r'^[ \t]*#\|[ \t]*(eval:[ \t]*false|slow)\b', c.source, re.M | re.I):
-            c.metadata.setdefault('tags', []).append('skip-execution')
+_EXECUTE = r"""
+import os, re, sys
+from pathlib import Path
+from execnb.shell import CaptureShell
+from execnb.nbio import read_nb, write_nb
+src, dst, root = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+sys.path.insert(0, root)
+nb = read_nb(src)
+skip = lambda c: c.cell_type != 'code' or bool(re.search(r'^[ \t]*#\|[ \t]*(eval:[ \t]*false|slow)\b', c.source, re.M | re.I))
+os.chdir(src.parent)
+CaptureShell(src).run_all(nb, exc_stop=True, preproc=skip)
+write_nb(nb, dst)
+"""
+"The executor of a library notebook: nbdev_test's own (execnb's `CaptureShell`, same skipped cells, run in the notebook's folder), in a fresh process, keeping the outputs."
 
 def execute_library(nb_path: Path, root: Path, out: Path, timeout: int = 900) -> Path:
     "Execute one library notebook into `out/runs/_library/<path under nbs>` unless it is fresh; returns the executed copy."
-    from nbclient import NotebookClient
+    import sys
     rel = nb_path.relative_to(root/'nbs')
     dst = out/'runs'/'_library'/rel; stamp = dst.with_suffix('.json')
     key = {'notebook_hash': notebook_hash(nb_path), 'library_hash': library_hash(rel.parts[0] if len(rel.parts) > 1 else None)}
     if dst.exists() and stamp.exists() and json.loads(stamp.read_text()).get('key') == key: return dst
-    _kernel_env()
-    nb = nbformat.read(nb_path, as_version=4); _skip_tags(nb)
-    t0 = time.time()
-    try: NotebookClient(nb, timeout=timeout, kernel_name='python3', resources={'metadata': {'path': str(nb_path.parent)}},
-                        extra_arguments=['--IPKernelApp.log_level=ERROR']).execute()
-    except Exception as e:
-        raise CogenError(f"{nb_path.relative_to(root)} failed while building the site: {str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__}; "
-                         f"run `nbdev_test --path {nb_path.relative_to(root)}` to see it") from None
     dst.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, dst)
+    t0 = time.time()
+    try: res = subprocess.run([sys.executable, '-c', _EXECUTE, str(nb_path), str(dst), str(root)], cwd=root, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired: raise CogenError(f"{nb_path.relative_to(root)} ran longer than {timeout} s while building the site") from None
+    if res.returncode != 0:
+        last = [l for l in res.stderr.strip().splitlines() if l.strip()][-1:] or ['(no message)']
+        raise CogenError(f"{nb_path.relative_to(root)} failed while building the site ({last[0][:300]}); run `nbdev_test --path {nb_path.relative_to(root)}` to see it")
     stamp.write_text(json.dumps({'key': key, 'notebook': str(nb_path.relative_to(root)), 'seconds': round(time.time() - t0, 1),
                                  'commit': git_commit(root)}, indent=1))
     return dst

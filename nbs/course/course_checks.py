@@ -22,12 +22,12 @@ EXPECTED = {}
 def expect(name: str, kind: str, digest: str, hint: str):
     EXPECTED[name] = (kind, digest, hint)
 
-def check(name: str, answer) -> bool:
-    "True when `answer` is right; AssertionError with a hint when it is wrong; a printed reminder (False) while it is None."
+def check(name: str, answer):
+    "True when `answer` is right; AssertionError with a hint when it is wrong; a printed reminder (and None) while it is None."
     kind, digest, hint = EXPECTED[name]
     if answer is None:
         print(f"exercise {name}: not answered yet (replace None with your answer and run this cell again)")
-        return False
+        return None
     try: got = _digest(kind, answer)
     except (TypeError, ValueError) as e:
         raise AssertionError(f"exercise {name}: expected {kind_help[kind]}, got {answer!r} ({e})") from None

@@ -11,7 +11,8 @@ import typer
 from .core import CogenError, cli_fail
 
 # %% auto #0
-__all__ = ['app', 'data_app', 'data_list', 'data_fetch', 'run', 'site', 'paper_packages', 'add_paper_commands', 'main']
+__all__ = ['app', 'data_app', 'data_list', 'data_fetch', 'interrupted', 'run', 'site', 'paper_packages', 'add_paper_commands',
+           'main']
 
 # %% ../nbs/05_cli.ipynb #5a932e1c
 app = typer.Typer(help="cogen: a reproducible laboratory for compositional generalization.", no_args_is_help=True,
@@ -41,6 +42,15 @@ def data_fetch(sources: Optional[list[str]] = typer.Argument(None, help='Sources
         for n in names: typer.echo(f"{n}: {fetch_source(n)}")
     except CogenError as e: cli_fail(e)
 
+# %% ../nbs/05_cli.ipynb #d0d467e4
+def interrupted():
+    """What Ctrl-C during a command prints: one line saying that a rerun resumes, and exit status 130 (128 + SIGINT),
+    instead of the traceback of whatever was waiting (zmq, a model). Further Ctrl-C while it exits are ignored."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    typer.secho("\ninterrupted; run again to resume (finished runs are kept, the interrupted one is redone)", fg='yellow', err=True)
+    raise typer.Exit(130)
+
 # %% ../nbs/05_cli.ipynb #9d1a34cc
 @app.command('run')
 def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.g. quickstart), or 'all'."),
@@ -56,15 +66,18 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
         papers = list_papers() if paper == 'all' else [paper]
         reps = [run_grid(p, profile, out=out, force=force, executor=executor, workers=workers, scheduler=scheduler) for p in papers]
     except CogenError as e: cli_fail(e)
+    except KeyboardInterrupt: interrupted()
     if any(r.failed for r in reps): raise typer.Exit(1)
 
 # %% ../nbs/05_cli.ipynb #23b31903
 @app.command('site')
-def site(out: Optional[Path] = typer.Option(None, help='Project output folder holding runs/ (default: the project).')):
-    "Render the executed summary and paper notebooks to HTML in _site/ with an index page."
-    from cogen_lib.runner import build_site
-    try: typer.echo(f"site: {build_site(out)}")
+def site(out: Optional[Path] = typer.Option(None, help='The output folder of `cogen run --out` holding runs/; the site goes to its _site/ (default: the project).'),
+         library: str = typer.Option('all', '--library', help="Library notebooks to render too (executed once per change): all, course or none.")):
+    "Build the website of the executed notebooks (Sphinx + MyST-NB) into _site/: summaries, runs and library notebooks, grouped by paper."
+    from cogen_lib.site import build_site
+    try: typer.echo(f"site: {build_site(out, library=library)}")
     except CogenError as e: cli_fail(e)
+    except KeyboardInterrupt: interrupted()
 
 # %% ../nbs/05_cli.ipynb #ffcb5d5b
 def paper_packages() -> list[str]:

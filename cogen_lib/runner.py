@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import pandas as pd
 import yaml
-from .core import CogenError, project_root, stable_hash, sha256_file, lib_version, atomic_write_text
+from .core import CogenError, project_root, stable_hash, sha256_file, lib_version, atomic_write_text, FILE_MODE
 
 # %% auto #0
 __all__ = ['PROFILES', 'RESULT_COLUMNS', 'MAX_ERROR_CHARS', 'PROVENANCE_PROFILES', 'EXECUTORS', 'FIGURE_PROFILES', 'Run', 'Grid',
-           'load_grid', 'list_papers', 'notebook_hash', 'library_hash', 'Recorder', 'save_figure', 'save_table',
-           'GridReport', 'is_fresh', 'provenance_columns', 'execute_run', 'run_grid', 'read_result_files',
-           'collect_results', 'summary_rows', 'figures_dir', 'run_summary', 'build_site']
+           'load_grid', 'list_papers', 'notebook_hash', 'library_hash', 'Recorder', 'SavedFigure', 'save_figure',
+           'save_table', 'GridReport', 'is_fresh', 'provenance_columns', 'git_commit', 'execute_run', 'run_grid',
+           'read_result_files', 'collect_results', 'summary_rows', 'figures_dir', 'run_summary']
 
 # %% ../nbs/04_runner.ipynb #344babb1
 PROFILES = ('smoke', 'cpu', 'paper')
@@ -128,12 +128,20 @@ class Recorder:
         return df
 
 # %% ../nbs/04_runner.ipynb #b4276ac5
-def save_figure(fig, out_dir: Path | str, name: str) -> list[Path]:
-    "Save a matplotlib figure as `<name>.png` and `<name>.pdf` in `out_dir`, without timestamps."
+class SavedFigure(list):
+    """The paths `save_figure` wrote (`[png, pdf]`). As the last value of a notebook cell it shows the PNG inline, so an
+    executed summary carries its figures (and the site shows them), with the paths as its text form."""
+    def _repr_png_(self): return Path(self[0]).read_bytes()
+    def __repr__(self): return 'figure saved: ' + ', '.join(str(p) for p in self)
+
+# %% ../nbs/04_runner.ipynb #aa48c160
+def save_figure(fig, out_dir: Path | str, name: str) -> SavedFigure:
+    "Save a matplotlib figure as `<name>.png` and `<name>.pdf` in `out_dir` (mode 0644, no timestamps); displays inline."
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    paths = [out/f'{name}.png', out/f'{name}.pdf']
+    paths = SavedFigure([out/f'{name}.png', out/f'{name}.pdf'])
     fig.savefig(paths[0], dpi=150, bbox_inches='tight', metadata={'Software': None})
     fig.savefig(paths[1], bbox_inches='tight', metadata={'CreationDate': None, 'Creator': None, 'Producer': None})
+    for p in paths: os.chmod(p, FILE_MODE)
     return paths
 
 # %% ../nbs/04_runner.ipynb #00d43374
@@ -142,11 +150,10 @@ def save_table(df: pd.DataFrame, out_dir: Path | str, name: str, floatfmt: str =
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     paths = [out/f'{name}.md', out/f'{name}.csv', out/f'{name}.tex']
     md = df.to_markdown(index=False, floatfmt=floatfmt)
-    paths[0].write_text(md + (f'\n\n{caption}\n' if caption else '\n'))
-    df.to_csv(paths[1], index=False, lineterminator='\n')
+    atomic_write_text(paths[0], md + (f'\n\n{caption}\n' if caption else '\n'))
+    atomic_write_text(paths[1], df.to_csv(index=False, lineterminator='\n'))
     fmt = lambda x: format(x, floatfmt) if isinstance(x, float) else str(x)
-    tex = df.to_latex(index=False, escape=True, formatters={c: fmt for c in df.columns}, caption=caption or None)
-    paths[2].write_text(tex)
+    atomic_write_text(paths[2], df.to_latex(index=False, escape=True, formatters={c: fmt for c in df.columns}, caption=caption or None))
     return paths
 
 # %% ../nbs/04_runner.ipynb #951663c2
@@ -222,6 +229,17 @@ def provenance_columns(root: Path, wall_seconds: float) -> dict:
     "Where and from what a run's rows came: `device`, `commit` (of the sources under `root`) and the run's `wall_seconds`."
     return dict(device=_device(), commit=_commit(root), wall_seconds=round(float(wall_seconds), 1))
 
+# %% ../nbs/04_runner.ipynb #f0514500
+def git_commit(root: Path | str | None = None) -> str:
+    "The short commit of the checkout at `root`, with `+changes` when tracked files differ from it; `unknown` outside git. Manifests record it."
+    import subprocess
+    root = Path(root) if root else project_root()
+    try:
+        git = lambda *a: subprocess.run(['git', '-C', str(root), *a], capture_output=True, text=True, timeout=20, check=True).stdout.strip()
+        return git('rev-parse', '--short=10', 'HEAD') + ('+changes' if git('status', '--porcelain', '--untracked-files=no') else '')
+    except (OSError, subprocess.SubprocessError): return 'unknown'
+
+
 # %% ../nbs/04_runner.ipynb #4f2f9f3c
 def execute_run(run: Run, root: Path, out: Path, lib_h: str, log_output: bool = False, provenance: bool = False) -> Path:
     """Execute one run with papermill; on success move its rows into `results/` and write its manifest. Returns the result
@@ -235,7 +253,7 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, log_output: bool = 
     mpath, rpath, opath = odir/f'{run.slug}.json', rdir/f'{run.slug}.csv', odir/f'{run.slug}.ipynb'
     mpath.unlink(missing_ok=True)                        # a rerun is stale until it succeeds again
     tmp = rdir/f'.{run.slug}.partial.csv'; tmp.unlink(missing_ok=True)
-    man = {**_manifest(run, root, lib_h), 'status': 'running', 'started': time.strftime('%Y-%m-%dT%H:%M:%S')}
+    man = {**_manifest(run, root, lib_h), 'status': 'running', 'started': time.strftime('%Y-%m-%dT%H:%M:%S'), 'commit': git_commit(root)}
     t0 = time.time()
     try:
         pm.execute_notebook(str(nb), str(opath), parameters={**run.params, 'results_path': str(tmp)},
@@ -258,9 +276,11 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, log_output: bool = 
 EXECUTORS = ('local', 'dask')
 
 def _execute_one(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = False) -> dict:
-    "`execute_run` for an executor: its outcome as plain data (`slug`, `error` or `None`, `model_calls`), never an exception."
+    "`execute_run` for an executor: its outcome as plain data (`slug`, `error` or `None`, `model_calls`); only Ctrl-C is raised."
     try: rpath = execute_run(run, root, out, lib_h, provenance=provenance)
-    except Exception as e: return dict(slug=run.slug, error=_first_line(e), model_calls=0)
+    except Exception as e:
+        if getattr(e, 'ename', None) == 'KeyboardInterrupt': raise KeyboardInterrupt from None   # Ctrl-C reached the kernel first
+        return dict(slug=run.slug, error=_first_line(e), model_calls=0)
     df = pd.read_csv(rpath)
     return dict(slug=run.slug, error=None, model_calls=int(df.loc[df.metric == 'model_calls', 'value'].sum()))
 
@@ -367,32 +387,10 @@ def run_summary(grid: Grid, notebook: str, profile: str, root: Path, out: Path, 
     atomic_write_text(sel, json.dumps(slugs))
     stem = Path(notebook).stem
     opath = out/'runs'/grid.paper/(f'summary-{profile}.ipynb' if stem == 'summary' or len(grid.summaries) == 1 else f'summary-{profile}-{stem}.ipynb')
+    params = {'results_dir': str(out/'results'/grid.paper), 'runs_file': str(sel),
+              'figures_dir': str(figures_dir(grid.paper, profile, out)), 'profile': profile}
     pm.execute_notebook(str(root/notebook), str(opath), cwd=str(root), kernel_name='python3', language='python', progress_bar=False,
-                        parameters={'results_dir': str(out/'results'/grid.paper), 'runs_file': str(sel),
-                                    'figures_dir': str(figures_dir(grid.paper, profile, out)), 'profile': profile})
+                        parameters=params)
+    atomic_write_text(opath.with_suffix('.json'), json.dumps({'paper': grid.paper, 'profile': profile, 'notebook': notebook, 'params': params,
+                                                              'runs': len(slugs), 'commit': git_commit(root)}, indent=1))
     return opath
-
-# %% ../nbs/04_runner.ipynb #70573669
-def build_site(out: Path | str | None = None, dest: Path | str | None = None) -> Path:
-    "Render `out/runs/*/*.ipynb` to HTML under `dest` (default `out/_site`) with an `index.html`; returns the index."
-    import html, nbformat
-    from nbconvert import HTMLExporter
-    out = Path(out) if out else project_root(); dest = Path(dest) if dest else out/'_site'
-    exp = HTMLExporter(); exp.exclude_input_prompt = exp.exclude_output_prompt = True
-    items = []
-    for pdir in sorted(p for p in (out/'runs').glob('*') if p.is_dir()):
-        nbs = sorted(pdir.glob('*.ipynb'), key=lambda p: (not p.name.startswith('summary-'), p.name))
-        for nbp in nbs:
-            body, _ = exp.from_notebook_node(nbformat.read(nbp, as_version=4))
-            target = dest/pdir.name/f'{nbp.stem}.html'; target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(body, encoding='utf-8')
-            items.append((pdir.name, nbp.stem, target.relative_to(dest)))
-    if not items: raise CogenError(f"nothing to render: no executed notebooks under {out/'runs'}; run `cogen run <paper>` first")
-    lis, cur = [], None
-    for paper, stem, rel in items:
-        if paper != cur: lis.append(f'</ul><h2>{html.escape(paper)}</h2><ul>' if cur else f'<h2>{html.escape(paper)}</h2><ul>'); cur = paper
-        lis.append(f'<li><a href="{html.escape(str(rel))}">{html.escape(stem)}</a></li>')
-    idx = dest/'index.html'
-    idx.write_text(f"<!doctype html><meta charset='utf-8'><title>cogen analyses</title><h1>cogen analyses</h1>"
-                   f"<p>Executed notebooks, cogen_lib {lib_version()}.</p>{''.join(lis)}</ul>\n", encoding='utf-8')
-    return idx

@@ -36,15 +36,23 @@ def generate_cmd(per_config: int = typer.Option(50, '--per-config', help='Questi
 def stats_cmd(data: Path = typer.Argument(..., help='A jsonl file written by `cogen cocoa generate`.'),
               check: bool = typer.Option(True, '--check/--no-check', help='Re-check every record independently.')):
     "Print Table 1 (per configuration: questions, unique queries, lengths, graph metrics) of a generated set."
-    from cogen_lib.cocoa.generate import read_jsonl, table1
+    from cogen_lib.cocoa.generate import iter_jsonl, field_type_problems, table1
     from cogen_lib.cocoa.check import check_record
     try:
-        recs = read_jsonl(data)
+        recs = []
+        for i, r in iter_jsonl(data):          # a bad line is an error with or without --check: never a wrong table
+            if probs := field_type_problems(r): raise CogenError(f"{data} line {i}: {'; '.join(probs)}")
+            recs.append(r)
+        if not recs: raise CogenError(f"{data} holds no records; write some with `cogen cocoa generate --out {data}`")
         t = table1(recs)
     except CogenError as e: cli_fail(e)
     typer.echo(t.round(2).to_markdown())
     if check:
-        probs = [p for r in recs for p in check_record(r)]
+        probs = []
+        for i, r in enumerate(recs, 1):
+            try: probs += check_record(r)
+            except (TypeError, KeyError, AttributeError, ValueError, IndexError) as e:   # a field of the wrong type
+                probs.append(f"record {r.get('id', i)}: malformed ({type(e).__name__}: {e}); regenerate it with `cogen cocoa generate`")
         typer.echo(f"\nindependent check: {len(recs) - len({p.split(':')[0] for p in probs})} of {len(recs)} records pass")
         if probs:
             typer.echo('\n'.join(probs[:20]), err=True); raise typer.Exit(1)

@@ -20,8 +20,8 @@ __all__ = ['LETTERS', 'CONFIGS', 'PAPER_TABLE1', 'PAPER_COUNTS', 'DISPLAY_FIELDS
            'posform_direct', 'canonical_minterms', 'posform_clauses', 'draw_minterms', 'valid_pos', 'binary_entropy',
            'query_truth', 'choice_sets', 'dependency_graph', 'longest_simple_path', 'graph_metrics', 'Query',
            'verbalize', 'draw_query', 'query_parts', 'make_record', 'config_rng', 'generate_config', 'generate',
-           'write_jsonl', 'read_jsonl', 'field_label', 'render_display', 'render_options', 'table1', 'record_graph',
-           'draw_dependency_graph', 'clause_texts', 'paraphrase']
+           'write_jsonl', 'iter_jsonl', 'read_jsonl', 'field_label', 'render_display', 'render_options',
+           'field_type_problems', 'table1', 'record_graph', 'draw_dependency_graph', 'clause_texts', 'paraphrase']
 
 # %% ../../nbs/cocoa/02_generate.ipynb #998c430d
 LETTERS = ('A', 'B', 'C', 'D', 'E')
@@ -275,16 +275,28 @@ def write_jsonl(records: list[dict], path) -> Path:
     return p
 
 # %% ../../nbs/cocoa/02_generate.ipynb #2003e757
-def read_jsonl(path) -> list[dict]:
-    "Records of a jsonl file; errors name the file and line."
+def iter_jsonl(path):
+    """`(line number, record)` for each non-blank line of a jsonl file of records (JSON objects). A missing file, a
+    folder, bytes that are not UTF-8, a line that is not JSON or not an object: `CogenError` naming the file and line."""
     p = Path(path)
     if not p.exists(): raise CogenError(f"{p}: no such file; write one with `cogen cocoa generate --out {p}`")
-    out = []
-    for i, line in enumerate(p.read_text(encoding='utf-8').splitlines(), 1):
+    if p.is_dir(): raise CogenError(f"{p} is a folder; pass a jsonl file (one JSON object a line), e.g. one written by `cogen cocoa generate`")
+    for i, raw in enumerate(p.read_bytes().split(b'\n'), 1):
+        try: line = raw.decode('utf-8')
+        except UnicodeDecodeError as e:
+            raise CogenError(f"{p} line {i}: not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1}); "
+                             "expected one JSON object a line, as `cogen cocoa generate` writes") from None
         if not line.strip(): continue
-        try: out.append(json.loads(line))
-        except json.JSONDecodeError as e: raise CogenError(f"{p} line {i}: not JSON ({e})") from None
-    return out
+        try: r = json.loads(line)
+        except json.JSONDecodeError as e: raise CogenError(f"{p} line {i}: not JSON ({e}); expected one JSON object a line") from None
+        if not isinstance(r, dict):
+            raise CogenError(f"{p} line {i}: a JSON {type(r).__name__}, expected an object (one question a line, as `cogen cocoa generate` writes)")
+        yield i, r
+
+# %% ../../nbs/cocoa/02_generate.ipynb #af9e7604
+def read_jsonl(path) -> list[dict]:
+    "Records of a jsonl file (see `iter_jsonl`); errors name the file and line."
+    return [r for _, r in iter_jsonl(path)]
 
 # %% ../../nbs/cocoa/02_generate.ipynb #eb93745d
 PAPER_TABLE1 = pd.DataFrame({'(2,2)': [1511, 124, 65.04], '(3,2)': [1083, 136, 88.33], '(4,2)': [710, 117, 103.88],
@@ -317,10 +329,31 @@ def render_options(rec: dict) -> str:
     "The five options as text from their display strings (`Option A: Airline: ...; Ticket Class: ...`)."
     return '\n'.join(f"Option {L}: {render_display(rec['options'][L]['display'])}" for L in LETTERS)
 
+# %% ../../nbs/cocoa/02_generate.ipynb #540b3bb1
+def field_type_problems(rec) -> list[str]:
+    """What keeps `rec` from being a GroundCocoa record that `table1` can count: the type of each field it reads
+    (empty list: fine). The full check of a record's content is `cocoa.check.check_record`."""
+    if not isinstance(rec, dict): return [f"a record must be a JSON object, got a {type(rec).__name__}"]
+    probs = [f"missing field {k!r}" for k in ('config', 'query', 'options', 'is_typical', 'lcc', 'longest_path', 'max_degree', 'width') if k not in rec]
+    if probs: return probs
+    c = rec['config']
+    if not (isinstance(c, list) and len(c) == 2 and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in c)):
+        probs.append(f"'config' must be a list [slots, minterms] of two positive integers, got {c!r}")
+    if not isinstance(rec['query'], str): probs.append(f"'query' must be a string, got {type(rec['query']).__name__}")
+    o = rec['options']
+    if not (isinstance(o, dict) and sorted(o) == list(LETTERS) and all(isinstance(v, dict) and isinstance(v.get('display'), dict) for v in o.values())):
+        probs.append("'options' must map A-E to flights, each with a 'display' object")
+    if not isinstance(rec['is_typical'], bool): probs.append(f"'is_typical' must be true or false, got {rec['is_typical']!r}")
+    for k in ('lcc', 'longest_path', 'max_degree', 'width'):
+        if not isinstance(rec[k], (int, float)) or isinstance(rec[k], bool): probs.append(f"{k!r} must be a number, got {rec[k]!r}")
+    return probs
+
 # %% ../../nbs/cocoa/02_generate.ipynb #89bc1b6b
 def table1(records: list[dict]) -> pd.DataFrame:
     "Table 1 of a generated set: rows are statistics, columns the configurations and Total."
     if not records: raise CogenError("table1: no records")
+    for i, r in enumerate(records, 1):
+        if probs := field_type_problems(r): raise CogenError(f"table1: record {i} (id {r.get('id', '?') if isinstance(r, dict) else '?'}): {probs[0]}")
     df = pd.DataFrame(dict(config=[f"({r['config'][0]},{r['config'][1]})" for r in records],
                            qid=[r.get('query_id', r['query']) for r in records],
                            qlen=[len(r['query'].split()) for r in records],

@@ -8,7 +8,7 @@ import csv
 from pathlib import Path
 from typing import Optional
 import typer
-from ..core import CogenError, cli_fail
+from ..core import CogenError, cli_fail, atomic_write_text
 
 # %% auto #0
 __all__ = ['app', 'read_tsv', 'score_files', 'score_cmd', 'convert_cmd']
@@ -17,9 +17,14 @@ __all__ = ['app', 'read_tsv', 'score_files', 'score_cmd', 'convert_cmd']
 def read_tsv(path: Path | str, what: str, min_cols: int = 3) -> list[list[str]]:
     "The rows of a COGS-style TSV (`sentence<TAB>lf<TAB>type`), each with at least `min_cols` fields."
     p = Path(path)
+    if p.is_dir(): raise CogenError(f"{what} file {p} is a folder; pass a TSV file with rows sentence<TAB>lf<TAB>type")
     if not p.is_file(): raise CogenError(f"{what} file {p} does not exist; pass a TSV with rows sentence<TAB>lf<TAB>type")
-    text = p.read_text(encoding='utf-8')
-    lines = text.split('\n')
+    lines = []
+    for i, raw in enumerate(p.read_bytes().split(b'\n'), 1):
+        try: lines.append(raw.decode('utf-8'))
+        except UnicodeDecodeError as e:
+            raise CogenError(f"{p} line {i}: not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1}); "
+                             f"expected a {what} TSV with rows sentence<TAB>lf<TAB>type") from None
     if lines and lines[-1] == '': lines.pop()
     rows = []
     for i, line in enumerate(lines, 1):
@@ -80,6 +85,7 @@ def convert_cmd(variant: str = typer.Option(..., '--variant', help='cogs, token-
     "Write COGS --split rewritten by --variant to --out."
     try:
         from cogen_lib.data import COGS_SPLITS
+        if out.is_dir(): raise CogenError(f"--out {out} is a folder; give a file path, e.g. {out/f'{variant}_{split}.tsv'}")
         if split not in COGS_SPLITS: raise CogenError(f"unknown split {split!r}; choose one of {', '.join(COGS_SPLITS)}")
         try: from cogen_lib.recogs.rewrites import convert
         except ImportError as e:
@@ -87,8 +93,6 @@ def convert_cmd(variant: str = typer.Option(..., '--variant', help='cogs, token-
                              "convert(variant, split, seed); run nbdev_export") from None
         df = convert(variant, split, seed)
         text = _tsv_lines(df)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + '.tmp')
-        tmp.write_text(text, encoding='utf-8'); tmp.replace(out)
+        atomic_write_text(out, text)         # a temporary file beside `out`, renamed over it; none is left on failure
     except CogenError as e: cli_fail(e)
     typer.echo(f"{out}: {len(df):,} rows ({variant}, {split}, seed {seed})")

@@ -1,0 +1,87 @@
+"""The site in a real browser. Smoke runs of two papers (quickstart, GroundCocoa) into a temporary folder, the site built
+from them with one library notebook, then headless Chromium loads every page: every image loads (naturalWidth > 0), every
+internal link resolves, and screenshots of the index and of one summary are written under _site/. A smoke run into the
+project leaves `git status` unchanged (smoke figures go to a scratch folder)."""
+import shutil, subprocess, tempfile, time
+from pathlib import Path
+from urllib.parse import urlparse, unquote
+import pytest
+from cogen_lib.runner import run_grid
+from cogen_lib.site import build_site
+
+ROOT = Path(__file__).resolve().parents[1]
+FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+         '--disable-sync', '--no-first-run', '--window-size=1280,1600']
+
+def _git_status() -> str:
+    return subprocess.run(['git', '-C', str(ROOT), 'status', '--porcelain'], capture_output=True, text=True, check=True).stdout
+
+def test_smoke_run_leaves_tree_clean():
+    if shutil.which('git') is None or not (ROOT/'.git').exists(): pytest.skip('not a git checkout')
+    before = _git_status()
+    rep = run_grid('quickstart', 'smoke', log=lambda s: None)      # into the project itself, as `cogen run quickstart` does
+    assert not rep.failed
+    assert _git_status() == before, "a smoke run changed tracked files (it must write figures under runs/, not figures/)"
+    assert (ROOT/'runs'/'quickstart'/'figures-smoke'/'exact_match.png').exists()
+
+@pytest.fixture(scope='module')
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp('site-out')
+    for paper in ('quickstart', 'cocoa'):
+        rep = run_grid(paper, 'smoke', out=out, log=lambda s: None)
+        assert not rep.failed, rep
+    return build_site(out, library=['nbs/00_core.ipynb'])
+
+def _driver(tmp: Path):
+    chromium = shutil.which('chromium') or shutil.which('chromium-browser')
+    driver = shutil.which('chromedriver')
+    if not (chromium and driver):
+        pytest.skip("headless Chromium is not installed: the browser test needs Debian's chromium and chromium-driver "
+                    "(`make browser`, as root, installs them; .ci/run does)")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError: pytest.skip('selenium is not installed (it is in requirements.txt: run `make install`)')
+    opts = webdriver.ChromeOptions(); opts.binary_location = chromium
+    for a in FLAGS + [f'--user-data-dir={tmp}']: opts.add_argument(a)
+    return webdriver.Chrome(service=Service(driver), options=opts)
+
+def test_site_structure(site):
+    html = site.read_text()
+    for s in ('GroundCocoa', 'Kohli', 'smollm2-135m, direct, seed 0', 'smollm2-135m, seed 0', 'cogen_lib.core'):
+        assert s in html, s
+    import re
+    texts = [re.sub(r'<[^>]+>', '', t) for t in re.findall(r'<a [^>]*>(.*?)</a>', html, re.S)]
+    assert any('smollm2-135m, seed 0' in t for t in texts)
+    assert not [t for t in texts if 'model=' in t or '_seed=' in t], "a run is named by its slug"   # readable names, not slugs
+    summary = (site.parent/'quickstart'/'summary-smoke.html').read_text()
+    assert '<img' in summary and 'Provenance:' in summary and 'skip_exec' not in summary and 'IProgress' not in summary
+
+def test_site_in_browser(site):
+    tmp = Path(tempfile.mkdtemp(prefix='cogen-chromium-'))
+    d = _driver(tmp)
+    try:
+        pages = sorted(site.parent.rglob('*.html'))
+        assert len(pages) >= 8, pages
+        bad_img, bad_link = [], []
+        for page in pages:
+            d.get(page.as_uri())
+            t0 = time.monotonic()
+            while d.execute_script('return document.readyState') != 'complete' and time.monotonic() - t0 < 20: time.sleep(0.05)
+            imgs = d.execute_script("return Array.from(document.images).map(i => [i.src, i.complete && i.naturalWidth > 0])")
+            bad_img += [(page.name, src) for src, ok in imgs if not ok]
+            for href in d.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"):
+                u = urlparse(href)
+                if u.scheme == 'file' and not Path(unquote(u.path)).exists(): bad_link.append((page.name, href))
+        assert not bad_img, bad_img
+        assert not bad_link, bad_link
+        d.get(site.as_uri()); d.save_screenshot(str(site.parent/'screenshot-index.png'))
+        summary = site.parent/'cocoa'/'summary-smoke.html'
+        d.get(summary.as_uri())
+        n = d.execute_script("return Array.from(document.images).filter(i => i.naturalWidth > 100).length")
+        assert n >= 2, f"{summary}: {n} figures shown inline"
+        d.save_screenshot(str(site.parent/'screenshot-summary.png'))
+    finally:
+        d.quit(); shutil.rmtree(tmp, ignore_errors=True)
+    for s in ('screenshot-index.png', 'screenshot-summary.png'):
+        assert (site.parent/s).stat().st_size > 10_000

@@ -26,8 +26,14 @@ $(STAMP): requirements.txt setup.py settings.ini
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
-test: $(STAMP)
+test: $(STAMP) $(CGGC_SAMPLE)
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+
+# CGGC's tests and smoke profile read a small ConceptNet sample derived from the data mirror (ConceptNet is CC BY-SA
+# third-party data, so it is written here, never committed); it needs the data (COGEN_MIRROR offline).
+CGGC_SAMPLE := tests/fixtures/cggc/conceptnet5_sample.csv
+$(CGGC_SAMPLE): $(STAMP) tests/fixtures/cggc/make_sample.py
+	$(BIN)/python tests/fixtures/cggc/make_sample.py
 
 data: $(STAMP)
 	$(BIN)/cogen data fetch

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from ..core import CogenError, atomic_write_text, cache_dir, stable_hash, seed_everything
 
 # %% auto #0
-__all__ = ['PAPER_SETTINGS', 'SPECIALS', 'PAD', 'BOS', 'EOS', 'UNK', 'ARCHS', 'Seq2SeqConfig', 'Vocab', 'build_vocab',
+__all__ = ['PAPER_SETTINGS', 'SPECIALS', 'PAD', 'BOS', 'EOS', 'UNK', 'LN_EPS', 'ARCHS', 'Seq2SeqConfig', 'Vocab', 'build_vocab',
            'Attention', 'EncoderLayer', 'DecoderLayer', 'TransformerSeq2Seq', 'LSTMSeq2Seq', 'make_model', 'n_params',
            'lr_lambda', 'PaddedPairs', 'pad_pairs', 'epoch_batches', 'checkpoint_dir', 'TrainState', 'init_training',
            'train_epoch', 'save_checkpoint', 'load_checkpoint', 'resume', 'TrainedModel', 'trained_model', 'train',
@@ -100,6 +100,8 @@ def build_vocab(texts) -> Vocab:
     return Vocab(sorted(c, key=lambda w: (-c[w], w)))
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #28b8c88a
+LN_EPS = 1e-12   # layer-norm epsilon of BERT, whose layers the authors' Transformer uses
+
 class Attention(nn.Module):
     "Multi-head attention on `F.scaled_dot_product_attention`, packed query/key/value weights as in `nn.MultiheadAttention`."
     def __init__(self, d: int, heads: int, dropout: float):
@@ -139,8 +141,8 @@ class EncoderLayer(nn.Module):
     def __init__(self, cfg: Seq2SeqConfig):
         super().__init__()
         d = cfg.hidden
-        self.attn, self.ln1 = Attention(d, cfg.heads, cfg.dropout), nn.LayerNorm(d, eps=1e-12)
-        self.ffn, self.ln2 = _ffn(d, cfg.ffn), nn.LayerNorm(d, eps=1e-12)
+        self.attn, self.ln1 = Attention(d, cfg.heads, cfg.dropout), nn.LayerNorm(d, eps=LN_EPS)
+        self.ffn, self.ln2 = _ffn(d, cfg.ffn), nn.LayerNorm(d, eps=LN_EPS)
         self.drop = nn.Dropout(cfg.dropout)
     def forward(self, x, mask):                                   # x (B, S, d), mask (B, 1, 1, S)
         x = self.ln1(x + self.drop(self.attn(x, mask=mask)))
@@ -151,9 +153,9 @@ class DecoderLayer(nn.Module):
     def __init__(self, cfg: Seq2SeqConfig):
         super().__init__()
         d = cfg.hidden
-        self.self_attn, self.ln1 = Attention(d, cfg.heads, cfg.dropout), nn.LayerNorm(d, eps=1e-12)
-        self.cross_attn, self.ln2 = Attention(d, cfg.heads, cfg.dropout), nn.LayerNorm(d, eps=1e-12)
-        self.ffn, self.ln3 = _ffn(d, cfg.ffn), nn.LayerNorm(d, eps=1e-12)
+        self.self_attn, self.ln1 = Attention(d, cfg.heads, cfg.dropout), nn.LayerNorm(d, eps=LN_EPS)
+        self.cross_attn, self.ln2 = Attention(d, cfg.heads, cfg.dropout), nn.LayerNorm(d, eps=LN_EPS)
+        self.ffn, self.ln3 = _ffn(d, cfg.ffn), nn.LayerNorm(d, eps=LN_EPS)
         self.drop = nn.Dropout(cfg.dropout)
     def forward(self, x, mem_kv, mem_mask, cache: list | None = None):   # x (B, T, d), mem_kv 2 x (B, h, S, d/h)
         x = self.ln1(x + self.drop(self.self_attn(x, causal=cache is None, cache=cache)))
@@ -167,11 +169,11 @@ class TransformerSeq2Seq(nn.Module):
         d = cfg.hidden
         self.src_emb, self.tgt_emb = nn.Embedding(n_src, d, padding_idx=PAD), nn.Embedding(n_tgt, d, padding_idx=PAD)
         self.src_pos, self.tgt_pos = nn.Embedding(cfg.max_positions, d), nn.Embedding(cfg.max_positions, d)
-        self.src_ln, self.tgt_ln = nn.LayerNorm(d, eps=1e-12), nn.LayerNorm(d, eps=1e-12)
+        self.src_ln, self.tgt_ln = nn.LayerNorm(d, eps=LN_EPS), nn.LayerNorm(d, eps=LN_EPS)
         self.drop = nn.Dropout(cfg.dropout)
         self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.layers))
         self.decoder = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.layers))
-        self.head = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.LayerNorm(d, eps=1e-12))  # BERT's LM-head transform
+        self.head = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.LayerNorm(d, eps=LN_EPS))  # BERT's LM-head transform
         self.out = nn.Linear(d, n_tgt)                           # weight tied to tgt_emb below; own bias
         self.apply(self._init)
         self.out.weight = self.tgt_emb.weight

@@ -5,6 +5,9 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# CGGC's tests and smoke profile read a small ConceptNet sample derived from the data mirror (ConceptNet is CC BY-SA
+# third-party data, so it is written here, never committed); it needs the data (COGEN_MIRROR offline).
+CGGC_SAMPLE := tests/fixtures/cggc/conceptnet5_sample.csv
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
@@ -29,9 +32,6 @@ $(STAMP): requirements.txt setup.py settings.ini
 test: $(STAMP) $(CGGC_SAMPLE)
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests
 
-# CGGC's tests and smoke profile read a small ConceptNet sample derived from the data mirror (ConceptNet is CC BY-SA
-# third-party data, so it is written here, never committed); it needs the data (COGEN_MIRROR offline).
-CGGC_SAMPLE := tests/fixtures/cggc/conceptnet5_sample.csv
 $(CGGC_SAMPLE): $(STAMP) tests/fixtures/cggc/make_sample.py
 	$(BIN)/python tests/fixtures/cggc/make_sample.py
 

@@ -26,6 +26,7 @@ class PaperInfo:
     summary: str = ''
     data: list = field(default_factory=list)
 
+# %% ../nbs/06_site.ipynb #ad92f639
 def paper_info(paper: str, root: Path | str | None = None) -> PaperInfo:
     "The `title`, `authors`, `about` (one line) and `data` of `grids/<paper>.yaml` (defaults: the paper's name and the grid's first comment line)."
     path = (Path(root) if root else project_root())/'grids'/f'{paper}.yaml'
@@ -47,6 +48,7 @@ def run_title(params: dict) -> str:
     if 'seed' in params: parts.append(f"seed {params['seed']}")
     return ', '.join(parts) or 'run'
 
+# %% ../nbs/06_site.ipynb #e970ac11
 def run_titles(param_list: list[dict]) -> list[str]:
     "`run_title` of each run, with the parameters that tell apart runs of the same title appended (`k=v`)."
     base = [run_title(p) for p in param_list]
@@ -67,6 +69,7 @@ def _keep_output(o) -> bool:
     if o.get('output_type') == 'stream': return o.get('name') != 'stderr'
     return _WIDGET not in o.get('data', {})
 
+# %% ../nbs/06_site.ipynb #730120cd
 def clean_notebook(nb) -> nbformat.NotebookNode:
     "A copy of `nb` for reading: no nbdev directives or hidden cells, no front-matter bullets, no stderr or widget outputs."
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
@@ -94,15 +97,18 @@ def data_checksums(sources: list[str]) -> str:
         else: out.append(', '.join(f"{f.path} {f.sha256[:12]}" for f in fs))
     return '; '.join(out) if out else 'none declared'
 
+# %% ../nbs/06_site.ipynb #be86b8a4
 def provenance_line(notebook: str, params: dict, commit: str, data: str) -> str:
     "The Markdown line written under each figure and table."
     ps = ', '.join(f"{k}={v}" for k, v in params.items() if k not in ('results_path', 'results_dir', 'runs_file', 'figures_dir')) or 'defaults'
     return f"<small>Provenance: `{notebook}` · parameters: {ps} · commit `{commit}` · cogen_lib {lib_version()} · data sha256: {data}</small>"
 
+# %% ../nbs/06_site.ipynb #71b5c492
 def _is_artifact(o) -> bool:
     d = o.get('data', {})
     return 'image/png' in d or 'image/svg+xml' in d or '<table' in str(d.get('text/html', ''))
 
+# %% ../nbs/06_site.ipynb #e22aea75
 def add_provenance(nb, line: str) -> int:
     "Insert a Markdown cell holding `line` after every code cell with a figure or table output; returns how many."
     cells, n = [], 0
@@ -126,6 +132,7 @@ def grid_notebooks(root: Path | str | None = None) -> set[Path]:
         out |= {(root/n).resolve() for n in names if n}
     return out
 
+# %% ../nbs/06_site.ipynb #f53cb528
 def library_notebooks(root: Path | str | None = None) -> list[Path]:
     "Notebooks under `nbs/` that no grid runs, in reading order: the course, the core, then each paper's."
     root = Path(root) if root else project_root()
@@ -178,9 +185,11 @@ def _demote(nb) -> str:
         c.source = re.sub(r'^(#{1,5}) ', r'#\1 ', c.source, flags=re.M)
     return first
 
+# %% ../nbs/06_site.ipynb #5336b292
 def _header(title: str, lines: list[str]):
     return nbformat.v4.new_markdown_cell(f"# {title}\n\n" + '\n'.join(f"{l}  " for l in lines))
 
+# %% ../nbs/06_site.ipynb #ef579fcf
 @dataclass
 class Page:
     "One page of the site: `docname` (path under the source folder, no suffix) and its table-of-contents `title`."
@@ -188,6 +197,7 @@ class Page:
     title: str
     group: str
 
+# %% ../nbs/06_site.ipynb #4ed5369f
 def write_page(nb, docname: str, title: str, header: list[str], prov: str | None, src: Path, group: str, drop_h1: bool = False) -> Page:
     "Clean `nb`, title it (`drop_h1`: the title replaces the notebook's own first heading), add provenance lines, write `src/<docname>.ipynb`."
     nb = clean_notebook(nb)
@@ -230,6 +240,7 @@ def _toc(caption: str, pages: list[Page]) -> str:
     entries = '\n'.join(f"{p.title.replace('<', '(').replace('>', ')')} <{p.docname}>" for p in pages)
     return f"```{{toctree}}\n:caption: {caption}\n:hidden:\n:maxdepth: 1\n\n{entries}\n```\n"
 
+# %% ../nbs/06_site.ipynb #67ca9252
 def _links(pages: list[Page]) -> str:
     return '\n'.join(f"- {{doc}}`{p.title.replace('<', '(').replace('>', ')').replace('`', '')} <{p.docname}>`" for p in pages)
 

@@ -24,10 +24,12 @@ def require_java():
     if shutil.which('java') is None:
         raise CogenError("java is not installed; pycocoevalcap's METEOR and PTB tokenizer need it: `apt-get install -y default-jre-headless` (make install does this)")
 
+# %% ../../nbs/cggc/04_evaluate.ipynb #c4f13eb7
 def _lemmas(word: str) -> set[str]:
     from lemminflect import getAllLemmas
     return {word} | {l for ls in getAllLemmas(word).values() for l in ls}
 
+# %% ../../nbs/cggc/04_evaluate.ipynb #e565c447
 def coverage(prediction: str, concepts: list[str]) -> float:
     "Share of `concepts` among the prediction's words or their lemmas."
     import re
@@ -48,6 +50,7 @@ def _spice(gts, res):
     s, per = sp.Spice().compute_score(gts, res)
     return (s, [p['All']['f'] for p in per]), None
 
+# %% ../../nbs/cggc/04_evaluate.ipynb #fffa5144
 def tokenize(items: list[dict]) -> tuple[dict, dict]:
     "PTB-tokenized references and predictions of `items` (one Java call for both), keyed by item position."
     from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
@@ -59,6 +62,7 @@ def tokenize(items: list[dict]) -> tuple[dict, dict]:
     res = {i: (t[('r', i)] if t[('r', i)] and t[('r', i)][0].strip() else ['']) for i in range(len(items))}
     return gts, res
 
+# %% ../../nbs/cggc/04_evaluate.ipynb #8fe6662a
 def score(items: list[dict], tokenized: tuple[dict, dict] | None = None, meteor=None) -> tuple[dict, pd.DataFrame]:
     """(corpus metrics, per-item frame) for items with `prediction`, `references`, `concepts` (see Scales).
     `tokenized` (from `tokenize`) and a running pycocoevalcap `Meteor` may be passed in to share them across calls."""
@@ -91,6 +95,7 @@ def score(items: list[dict], tokenized: tuple[dict, dict] | None = None, meteor=
     if spice_note: corpus['SPICE_note'] = spice_note
     return corpus, per
 
+# %% ../../nbs/cggc/04_evaluate.ipynb #de9e4a67
 def _close(met):
     try: met.close()
     except Exception: pass
@@ -115,6 +120,7 @@ def read_predictions(path: Path | str) -> list[dict]:
     if not out: raise CogenError(f"{p} holds no predictions")
     return out
 
+# %% ../../nbs/cggc/04_evaluate.ipynb #fce40fcd
 def score_groups(recs: list[dict], by: list[str]) -> list[tuple]:
     """`(key, group frame, corpus metrics or None, per-item frame or None)` per group of `recs` by the fields `by`;
     one PTB tokenization and one METEOR process serve every group (CIDEr's statistics stay per group)."""
@@ -137,6 +143,7 @@ def score_groups(recs: list[dict], by: list[str]) -> list[tuple]:
         if met is not None: _close(met)
     return out
 
+# %% ../../nbs/cggc/04_evaluate.ipynb #091a6f7c
 def evaluate(recs: list[dict], by: str | list[str] | None = 'setting') -> pd.DataFrame:
     "One row per group: every metric, n scored, n errors (and an `id - ood` row per group when `by` is setting)."
     by = [by] if isinstance(by, str) else list(by or [])

@@ -44,6 +44,7 @@ class KGIndex:
         "Verbalised triples, in index order."
         return [verbalise(self.names[h], RELATIONS[r], self.names[t]) for h, r, t in zip(self.head, self.rel, self.tail)]
 
+# %% ../../nbs/cggc/01_graphs.ipynb #2f295368
 def build_index(triples: pd.DataFrame) -> KGIndex:
     "A `KGIndex` of a (head, relation, tail) table over the 13 relations (embeddings attached later)."
     if bad := sorted(set(triples['relation']) - set(RELATIONS)): raise CogenError(f"unknown relation(s) {bad}; map the table with cggc.kg.normalize_triples first")
@@ -70,10 +71,12 @@ def triple_weights(E: np.ndarray, S: np.ndarray) -> np.ndarray:
     np.subtract(1.0, W, out=W); W *= 0.5
     return np.maximum(W, MIN_WEIGHT, out=W)
 
+# %% ../../nbs/cggc/01_graphs.ipynb #40880fa4
 def pair_weights(ix: KGIndex, W: np.ndarray) -> np.ndarray:
     "(B, P) lowest triple weight of each node pair."
     return np.minimum.reduceat(W, ix.starts, axis=1) if W.shape[1] else W
 
+# %% ../../nbs/cggc/01_graphs.ipynb #7da953ef
 def best_triple(ix: KGIndex, w: np.ndarray, p: int) -> int:
     "The triple that carries pair `p` for weights `w`: the lowest, ties to the first in (relation, direction) order."
     s, e = ix.starts[p], (ix.starts[p + 1] if p + 1 < len(ix.starts) else ix.n_triples)
@@ -93,6 +96,7 @@ def structure_type(edges: list, n_concepts: int) -> str | None:
                 types.add('B' if out1 and out2 else 'C' if not (out1 or out2) else 'A')
     return types.pop() if len(types) == 1 else None
 
+# %% ../../nbs/cggc/01_graphs.ipynb #f7fb44c6
 def graph_from_paths(ix: KGIndex, w: np.ndarray, concepts: list[str], pred: dict) -> dict:
     """The reasoning-graph fields for `concepts`: `pred[c]` maps each node id reached from concept c to its
     predecessor (-9999 at c); pairs (c_i, c_j), i < j, are walked back from c_j."""
@@ -118,6 +122,7 @@ def graph_from_paths(ix: KGIndex, w: np.ndarray, concepts: list[str], pred: dict
     return dict(nodes=sorted(ix.names[n] for n in nodes), edges=edges, label=label,
                 structure=structure_type(edges, len(cs)), missing_pairs=missing)
 
+# %% ../../nbs/cggc/01_graphs.ipynb #49eca83e
 def _pair_id(ix: KGIndex, u: int, v: int) -> int:
     s, e = ix.indptr[u], ix.indptr[u + 1]
     k = s + np.searchsorted(ix.indices[s:e], v)
@@ -132,6 +137,7 @@ def nx_graph(ix: KGIndex):
     G.add_edges_from((int(u), int(v), dict(p=i)) for i, (u, v) in enumerate(zip(ix.pu, ix.pv)))
     return G
 
+# %% ../../nbs/cggc/01_graphs.ipynb #2f52badb
 def plain_graph(ix: KGIndex, s: np.ndarray, concepts: list[str], G=None) -> dict:
     "Reasoning graph of one sentence embedding `s` by full-graph networkx Dijkstra (the reference implementation)."
     import networkx as nx
@@ -152,6 +158,7 @@ def _csr(ix: KGIndex, pw: np.ndarray):
     import scipy.sparse as sp
     return sp.csr_matrix((pw[ix.slot_pair].astype(np.float64), ix.indices, ix.indptr), shape=(ix.n_nodes, ix.n_nodes))
 
+# %% ../../nbs/cggc/01_graphs.ipynb #3b7f5c76
 def _local_bound(ix: KGIndex, pw: np.ndarray, a: int, b: int) -> float:
     "Length of the best direct or one-intermediate path between nodes a and b (an upper bound on their distance)."
     na, nb = ix.indices[ix.indptr[a]:ix.indptr[a + 1]], ix.indices[ix.indptr[b]:ix.indptr[b + 1]]
@@ -163,6 +170,7 @@ def _local_bound(ix: KGIndex, pw: np.ndarray, a: int, b: int) -> float:
     if len(common): best = min(best, float((wa[ia].astype(np.float64) + wb[ib]).min()))
     return best
 
+# %% ../../nbs/cggc/01_graphs.ipynb #b70bb68e
 def fast_graph(ix: KGIndex, w: np.ndarray, pw: np.ndarray, concepts: list[str]) -> dict:
     "Reasoning graph of one sentence from its triple weights `w` and pair weights `pw` (bounded SciPy Dijkstra)."
     from scipy.sparse.csgraph import dijkstra
@@ -178,6 +186,7 @@ def fast_graph(ix: KGIndex, w: np.ndarray, pw: np.ndarray, concepts: list[str]) 
             pred[c] = dict(zip(reach.tolist(), P[k, reach].tolist()))
     return graph_from_paths(ix, w, concepts, pred)
 
+# %% ../../nbs/cggc/01_graphs.ipynb #ffe7c1b4
 def fast_graphs(ix: KGIndex, S: np.ndarray, concept_lists: list[list[str]]) -> list[dict]:
     "Reasoning graphs of a batch of sentence embeddings S (B, d) with their concept lists."
     W = triple_weights(ix.E, S)
@@ -199,6 +208,7 @@ def commongen_sentences(limit: int | None = None) -> pd.DataFrame:
         df = df[df.set_id.isin(set(keep))].reset_index(drop=True)
     return df
 
+# %% ../../nbs/cggc/01_graphs.ipynb #f0fb34eb
 _IX = None
 def _init_worker(ix):
     global _IX
@@ -208,10 +218,12 @@ def _init_worker(ix):
         threadpool_limits(1)
     except ImportError: pass
 
+# %% ../../nbs/cggc/01_graphs.ipynb #c8e89e40
 def _work(args):
     S, cls = args
     return fast_graphs(_IX, S, cls)
 
+# %% ../../nbs/cggc/01_graphs.ipynb #7579152a
 def run_graphs(ix: KGIndex, S: np.ndarray, concept_lists: list, workers: int = 2, batch: int = 64, progress: bool = True) -> list[dict]:
     "Graphs for all sentences (embeddings S), in order, over `workers` processes (1 = in this process)."
     from tqdm.auto import tqdm
@@ -228,6 +240,7 @@ def run_graphs(ix: KGIndex, S: np.ndarray, concept_lists: list, workers: int = 2
     bar.close()
     return out
 
+# %% ../../nbs/cggc/01_graphs.ipynb #56ed8717
 def prepare(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hops: int = 0, store=None, progress: bool = True):
     "(sentences, index with embeddings, sentence embeddings, info) for a build; embeds what the store lacks."
     from cogen_lib.cggc.kg import load_kg, prune_triples, EmbeddingStore
@@ -251,6 +264,7 @@ def prepare(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hop
                 prepare_seconds=round(time.perf_counter() - t0, 1))
     return sents, ix, S, info
 
+# %% ../../nbs/cggc/01_graphs.ipynb #0c4920ed
 def build_graphs(out: Path | str, kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, workers: int = 2,
                  hops: int = 0, store=None, progress: bool = True) -> dict:
     "Build `out/graphs.jsonl` (one reasoning graph per reference sentence) and `out/stats.json`; returns the stats."
@@ -273,6 +287,7 @@ def build_graphs(out: Path | str, kg: str = 'conceptnet4', kg_path=None, limit: 
     atomic_write_text(out/'stats.json', json.dumps(stats, indent=1))
     return stats
 
+# %% ../../nbs/cggc/01_graphs.ipynb #e1cc84b8
 def read_graphs(path: Path | str) -> list[dict]:
     "The records of a graphs.jsonl (or of the graphs.jsonl inside a build folder)."
     p = Path(path)

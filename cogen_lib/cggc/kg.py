@@ -57,6 +57,7 @@ def normalize_triples(df: pd.DataFrame) -> pd.DataFrame:
     out = out[(out['head'] != out['tail']) & (out['head'] != '') & (out['tail'] != '')]
     return out.drop_duplicates().sort_values(['head', 'relation', 'tail'], kind='stable').reset_index(drop=True)
 
+# %% ../../nbs/cggc/00_kg.ipynb #bb16f6dc
 def _kg_source(kg: str, path) -> Path:
     if kg not in KGS: raise CogenError(f"unknown knowledge graph {kg!r}; choose one of {', '.join(KGS)}")
     if kg == 'conceptnet4':
@@ -67,6 +68,7 @@ def _kg_source(kg: str, path) -> Path:
     if not Path(path).is_file(): raise CogenError(f"ConceptNet 5 assertions file {path} does not exist")
     return Path(path).resolve()
 
+# %% ../../nbs/cggc/00_kg.ipynb #21d29cc4
 def load_kg(kg: str = 'conceptnet4', path: Path | str | None = None, cache: bool = True) -> pd.DataFrame:
     """The CGGC triple table (head, relation, tail) of ConceptNet 4 (the mirror) or of a ConceptNet 5 assertions file,
     cached in the cogen cache under a key of the source file (path, size, mtime) and the relation mapping."""
@@ -88,6 +90,7 @@ def load_kg(kg: str = 'conceptnet4', path: Path | str | None = None, cache: bool
     if cache: atomic_write_text(cp, df.to_csv(sep='\t', index=False, quoting=3))
     return df
 
+# %% ../../nbs/cggc/00_kg.ipynb #0993f377
 def relation_table(raw: pd.DataFrame) -> pd.DataFrame:
     "Edges per source relation name and the CGGC relation each maps to (or 'dropped')."
     c = raw['relation'].str.removeprefix('/r/').value_counts().rename_axis('source').reset_index(name='edges')
@@ -99,6 +102,7 @@ def _undirected_pairs(triples: pd.DataFrame, nodes: dict) -> np.ndarray:
     h = triples['head'].map(nodes).to_numpy(); t = triples['tail'].map(nodes).to_numpy()
     return np.stack([np.minimum(h, t), np.maximum(h, t)], 1)
 
+# %% ../../nbs/cggc/00_kg.ipynb #56b75e95
 def prune_triples(triples: pd.DataFrame, concepts, hops: int = 0) -> pd.DataFrame:
     "The triples that can lie on a path between two of `concepts` (exact leaf pruning; `hops>0` also restricts to the concepts' neighbourhood)."
     import scipy.sparse as sp
@@ -135,6 +139,7 @@ def prune_triples(triples: pd.DataFrame, concepts, hops: int = 0) -> pd.DataFram
 # %% ../../nbs/cggc/00_kg.ipynb #1816adbb
 def _clean_text(s: str) -> str: return ' '.join(str(s).split())
 
+# %% ../../nbs/cggc/00_kg.ipynb #7179bd7f
 class EmbeddingStore:
     "An append-only, resumable, memory-mapped store of text embeddings (one folder per embedder)."
     def __init__(self, root: Path | str | None = None, model: str = 'minilm-l6'):

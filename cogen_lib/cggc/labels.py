@@ -19,16 +19,19 @@ def relations_of(label: str) -> list[str]:
     "The relation types of a label ('' -> [])."
     return label.split('&') if label else []
 
+# %% ../../nbs/cggc/02_labels.ipynb #aba6576e
 def kept_labels(recs: list[dict], min_relations: int = 2, min_samples: int = 5) -> dict[str, int]:
     "Compositional labels (>= min_relations types) with >= min_samples graphs, and their counts."
     c = Counter(r['label'] for r in recs if len(relations_of(r['label'])) >= min_relations)
     return {l: n for l, n in sorted(c.items()) if n >= min_samples}
 
+# %% ../../nbs/cggc/02_labels.ipynb #9efc4765
 def compositional(recs: list[dict], min_relations: int = 2, min_samples: int = 5) -> list[dict]:
     "The records whose label is kept."
     keep = kept_labels(recs, min_relations, min_samples)
     return [r for r in recs if r['label'] in keep]
 
+# %% ../../nbs/cggc/02_labels.ipynb #e33bee2f
 def label_stats(recs: list[dict], min_relations: int = 2, min_samples: int = 5) -> dict:
     "Counts for stats.json: labels, kept compositional labels, and the sentences and sets they cover."
     keep = kept_labels(recs, min_relations, min_samples)
@@ -44,6 +47,7 @@ def words(s: str) -> list[str]:
     "Lower-cased word tokens of a sentence."
     return _WORD.findall(s.lower())
 
+# %% ../../nbs/cggc/02_labels.ipynb #f5fff4f1
 def lemma(w: str) -> str:
     "A word's lemma by lemminflect (rules and data shipped with the package), trying verb, noun, adjective."
     from lemminflect import getAllLemmas
@@ -52,10 +56,12 @@ def lemma(w: str) -> str:
         if pos in ls: return ls[pos][0]
     return w
 
+# %% ../../nbs/cggc/02_labels.ipynb #28f8948f
 def _stop():
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
     return ENGLISH_STOP_WORDS
 
+# %% ../../nbs/cggc/02_labels.ipynb #5813d987
 def graph_row(r: dict) -> dict:
     "Per-record numbers for the tables."
     stop = _stop()
@@ -69,6 +75,7 @@ def graph_row(r: dict) -> dict:
     return dict(set_id=r['set_id'], size=len(r['concepts']), len_s=len(toks), nodes=len(r['nodes']), edges=len(r['edges']),
                 rel=len(relations_of(r['label'])), nw_wg=len(nw_wg), nw_wog=len(nw_wog), structure=r.get('structure'))
 
+# %% ../../nbs/cggc/02_labels.ipynb #2c11275c
 def _table(df: pd.DataFrame, by: str | None, name: str) -> pd.DataFrame:
     agg = lambda d: pd.Series({'#set': d.set_id.nunique(), '#sent': len(d), '#len_s': d.len_s.mean(), '#nodes': d.nodes.mean(),
                                 '#edges': d.edges.mean(), '#rel': d.rel.mean(), '#nw_wg': d.nw_wg.mean(), '#nw_wog': d.nw_wog.mean()})
@@ -79,21 +86,25 @@ def _table(df: pd.DataFrame, by: str | None, name: str) -> pd.DataFrame:
     for c in ('#set', '#sent'): t[c] = t[c].astype(int)
     return t
 
+# %% ../../nbs/cggc/02_labels.ipynb #15c92ae0
 def table2(recs: list[dict]) -> pd.DataFrame:
     "Table 2 (with Table 11's word columns) of kept records, by concept-set size."
     df = pd.DataFrame([graph_row(r) for r in recs])
     return _table(df, 'size', '-size')
 
+# %% ../../nbs/cggc/02_labels.ipynb #5ed3d076
 def table10(recs: list[dict]) -> pd.DataFrame:
     "Table 10: records of each structure type (A/B/C)."
     df = pd.DataFrame([graph_row(r) for r in recs if r.get('structure')])
     if not len(df): return pd.DataFrame(columns=['#set', '#sent', '#nodes', '#edges', '#rel'])
     return _table(df, 'structure', 'Type')[['#set', '#sent', '#nodes', '#edges', '#rel']]
 
+# %% ../../nbs/cggc/02_labels.ipynb #32976a8a
 def primitive_counts(recs: list[dict]) -> pd.Series:
     "Fig. 5: samples per primitive relation (a sample counts once for each relation in its label)."
     return pd.Series(Counter(x for r in recs for x in relations_of(r['label']))).sort_values(ascending=False, kind='stable')
 
+# %% ../../nbs/cggc/02_labels.ipynb #d5b270b6
 def label_counts(recs: list[dict], top: int = 40) -> pd.Series:
     "Fig. 6: samples of the `top` most frequent labels."
     return pd.Series(Counter(r['label'] for r in recs)).sort_index().sort_values(ascending=False, kind='stable').head(top)
@@ -104,6 +115,7 @@ SPLIT_FRACTIONS = dict(verification_train=6375 / 26819, verification_val=1125 / 
 
 def concept_key(concepts) -> str: return ' '.join(sorted(concepts))
 
+# %% ../../nbs/cggc/02_labels.ipynb #8faae6a9
 def split_groups(recs: list[dict], seed: int = 0) -> dict[str, list[dict]]:
     "Kept records split by concept set into verification_train/_val and composition_train/_test (seeded)."
     keys = sorted({concept_key(r['concepts']) for r in recs})
@@ -118,6 +130,7 @@ def split_groups(recs: list[dict], seed: int = 0) -> dict[str, list[dict]]:
     for r in recs: out[part[concept_key(r['concepts'])]].append(r)
     return out
 
+# %% ../../nbs/cggc/02_labels.ipynb #a26c7b0d
 def first_per_set(recs: list[dict]) -> list[dict]:
     "The first record of each concept set (its first kept reference), in input order."
     seen, out = set(), []
@@ -125,6 +138,7 @@ def first_per_set(recs: list[dict]) -> list[dict]:
         if r['set_id'] not in seen: seen.add(r['set_id']); out.append(r)
     return out
 
+# %% ../../nbs/cggc/02_labels.ipynb #06641b2f
 def table12(groups: dict) -> pd.DataFrame:
     "Table 12: concept sets (and sentences) per group."
     return pd.DataFrame({k: {'#set': len({r['set_id'] for r in v}), '#sent': len(v)} for k, v in groups.items()})

@@ -21,10 +21,12 @@ def format_graph(edges: list) -> str:
     "`<H> head <R> relation <T> tail, ...`"
     return ', '.join(f'<H> {h} <R> {r} <T> {t}' for h, r, t in edges)
 
+# %% ../../nbs/cggc/03_prompts.ipynb #00206685
 def format_item(rec: dict, with_target: bool) -> str:
     s = f"concepts: {', '.join(rec['concepts'])}\ncommonsense reasoning graph: {format_graph(rec['edges'])}\nsentence:"
     return s + (f" {rec['target']}" if with_target else '')
 
+# %% ../../nbs/cggc/03_prompts.ipynb #d02dac9e
 def build_prompt(test: dict, demos: list[dict]) -> str:
     "The Appendix C prompt for a test record and its demonstrations."
     return '\n\n'.join([INSTRUCTION] + [format_item(d, True) for d in demos] + [format_item(test, False)])
@@ -139,6 +141,7 @@ class DemoPool:
 # %% ../../nbs/cggc/03_prompts.ipynb #57a2f054
 def _slim(r): return dict(set_id=r['set_id'], concepts=r['concepts'], label=r['label'], structure=r.get('structure'))
 
+# %% ../../nbs/cggc/03_prompts.ipynb #f97a3d13
 def build_prompts(tests: list[dict], pool: DemoPool, setting: str, order: str = 'random', packaging: str | None = None,
                   shots: int = 4, seed: int = 0, references: dict | None = None) -> tuple[list[dict], dict]:
     "(prompt records, skipped reasons -> counts) for each test item; every prompt is checked by `check_prompt`."
@@ -155,6 +158,7 @@ def build_prompts(tests: list[dict], pool: DemoPool, setting: str, order: str = 
                         demonstrations=[_slim(d) for d in demos], prompt=build_prompt(t, demos)))
     return out, skipped
 
+# %% ../../nbs/cggc/03_prompts.ipynb #f136507c
 def check_prompts_file(path: Path | str) -> int:
     "Re-check every prompt of a prompts file from the file alone; returns the count, raises on the first violation."
     n = 0

@@ -94,6 +94,7 @@ class Vocab:
             for w in t.split(): n += 1; unk += w not in self.stoi
         return unk / n if n else 0.0
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #e2e86e9a
 def build_vocab(texts) -> Vocab:
     "A `Vocab` of every whitespace token of `texts`, most frequent first (ties by the token's string)."
     c = collections.Counter(w for t in texts for w in t.split())
@@ -134,8 +135,10 @@ class Attention(nn.Module):
         B, h, T, dh = y.shape
         return self.out_proj(y.transpose(1, 2).reshape(B, T, h * dh))             # (B, T, d)
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #aa8b13ec
 def _ffn(d: int, ffn: int) -> nn.Sequential: return nn.Sequential(nn.Linear(d, ffn), nn.GELU(), nn.Linear(ffn, d))
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #e3b0fc2d
 class EncoderLayer(nn.Module):
     "A post-LN BERT layer: `x = LN(x + drop(attention(x)))`, then `x = LN(x + drop(ffn(x)))`."
     def __init__(self, cfg: Seq2SeqConfig):
@@ -148,6 +151,7 @@ class EncoderLayer(nn.Module):
         x = self.ln1(x + self.drop(self.attn(x, mask=mask)))
         return self.ln2(x + self.drop(self.ffn(x)))               # (B, S, d)
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #75aae779
 class DecoderLayer(nn.Module):
     "A post-LN BERT decoder layer: causal self-attention, cross-attention over the encoder output, feed-forward."
     def __init__(self, cfg: Seq2SeqConfig):
@@ -162,6 +166,7 @@ class DecoderLayer(nn.Module):
         x = self.ln2(x + self.drop(self.cross_attn(x, kv=mem_kv, mask=mem_mask)))
         return self.ln3(x + self.drop(self.ffn(x)))               # (B, T, d)
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #326b5292
 class TransformerSeq2Seq(nn.Module):
     "BERT-style encoder-decoder: learned absolute positions, post-LN layers with GELU, BERT LM head tied to the target embeddings."
     def __init__(self, n_src: int, n_tgt: int, cfg: Seq2SeqConfig):
@@ -288,11 +293,13 @@ class LSTMSeq2Seq(nn.Module):
 
 ARCHS = {'transformer': TransformerSeq2Seq, 'lstm': LSTMSeq2Seq}
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #ce7c4964
 def make_model(cfg: Seq2SeqConfig, n_src: int, n_tgt: int) -> nn.Module:
     "A freshly initialised model of `cfg.arch`, seeded by `cfg.seed`."
     seed_everything(int(cfg.seed))
     return ARCHS[cfg.arch](n_src, n_tgt, cfg)
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #01eee3f0
 def n_params(model: nn.Module) -> int:
     "Number of trainable parameters (tied weights counted once)."
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
@@ -303,6 +310,7 @@ def lr_lambda(step: int, total: int, warmup: int) -> float:
     if step < warmup: return step / max(1, warmup)
     return max(0.0, (total - step) / max(1, total - warmup))
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #58d0a961
 def _check_pairs(pairs) -> list[tuple[str, str]]:
     pairs = [tuple(p) for p in pairs]
     if not pairs: raise CogenError("train: no training pairs; pass a list of (sentence, logical form)")
@@ -311,12 +319,14 @@ def _check_pairs(pairs) -> list[tuple[str, str]]:
             raise CogenError(f"training pair {i}: expected (sentence, logical form), two non-empty strings, got {p!r}")
     return pairs
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #fffc9562
 def _pad(seqs, device) -> torch.Tensor:
     L = max(len(s) for s in seqs)
     t = torch.full((len(seqs), L), PAD, dtype=torch.long)
     for i, s in enumerate(seqs): t[i, :len(s)] = torch.tensor(s, dtype=torch.long)
     return t.to(device)
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #7cdc691e
 @dataclass
 class PaddedPairs:
     "Training pairs as ids with `<bos>`/`<eos>`, padded once and kept on the device; the lengths stay on the host."
@@ -326,12 +336,14 @@ class PaddedPairs:
     tgt_len: np.ndarray  # (N,) target lengths
     def __len__(self): return len(self.src_len)
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #8a80181f
 def pad_pairs(pairs, src_vocab: Vocab, tgt_vocab: Vocab, device='cpu') -> PaddedPairs:
     "Encode `(sentence, lf)` pairs with the vocabularies and pad them once into `PaddedPairs` on `device`."
     src = [[BOS] + src_vocab.encode(s) + [EOS] for s, _ in pairs]
     tgt = [[BOS] + tgt_vocab.encode(t) + [EOS] for _, t in pairs]
     return PaddedPairs(_pad(src, device), _pad(tgt, device), np.array([len(s) for s in src]), np.array([len(t) for t in tgt]))
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #2707268c
 def epoch_batches(data: PaddedPairs, batch_size: int, gen: torch.Generator, pool: int = 0) -> list[np.ndarray]:
     """One epoch's batches of row indices, always `ceil(N / batch_size)` of them; the same generator state gives the same
     batches. `pool` < 2: the rows shuffled with `gen` and cut in order (random batches, as before version 2). `pool` >= 2,
@@ -347,6 +359,7 @@ def epoch_batches(data: PaddedPairs, batch_size: int, gen: torch.Generator, pool
         batches += [p[b:b + batch_size] for b in range(0, len(p), batch_size)]
     return [batches[i] for i in torch.randperm(len(batches), generator=gen).tolist()]
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #bedb1dc7
 def checkpoint_dir(config: Seq2SeqConfig, pairs) -> Path:
     "`cache_dir('recogs', 'checkpoints', <hash>)` for `config` trained on `pairs` (the hash covers every field and every pair)."
     h = hashlib.sha256()
@@ -371,6 +384,7 @@ class TrainState:
     @property
     def epoch(self) -> int: return len(self.history)
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #29e08a5d
 def _adamw(model: nn.Module, cfg: Seq2SeqConfig, device: torch.device) -> torch.optim.AdamW:
     "AdamW with torch's fused kernel where this torch has one for `device`, else the default (foreach) implementation."
     kw = dict(lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -378,6 +392,7 @@ def _adamw(model: nn.Module, cfg: Seq2SeqConfig, device: torch.device) -> torch.
     except (RuntimeError, TypeError, ValueError): return torch.optim.AdamW(model.parameters(), **kw)
     return opt
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #878ac6ee
 def init_training(config: Seq2SeqConfig, pairs, device='cpu') -> TrainState:
     "Step 1: vocabularies, the padded data on `device`, the seeded model, AdamW, the warm-up/decay schedule, the shuffling generator."
     cfg, pairs, device = config, _check_pairs(pairs), torch.device(device)
@@ -393,6 +408,7 @@ def init_training(config: Seq2SeqConfig, pairs, device='cpu') -> TrainState:
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: lr_lambda(step, total, warmup))
     return TrainState(cfg, src_vocab, tgt_vocab, data, model, opt, sched, torch.Generator().manual_seed(int(cfg.seed)), device)
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #c5f8ea3e
 def _pieces(data: PaddedPairs, batches, chunks: int) -> list[list[tuple[np.ndarray, np.ndarray]]]:
     """Per batch, its pieces: with `chunks` > 1 the rows sorted by target length and split into `chunks` pieces; each
     piece with the flat positions (row * (T-1) + column) of its real target tokens, T its longest target."""
@@ -403,6 +419,7 @@ def _pieces(data: PaddedPairs, batches, chunks: int) -> list[list[tuple[np.ndarr
                     for c in np.array_split(b, min(chunks, len(b)))])
     return out
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #996e61e4
 def train_epoch(st: TrainState) -> dict:
     """Step 3: one epoch over `st.data`: the batches of `epoch_batches`, each computed in `config.chunks` pieces of
     similar length (gathered from the padded tensors, cut to their longest row; gradients summed, so a batch's update
@@ -437,6 +454,7 @@ def train_epoch(st: TrainState) -> dict:
 # %% ../../nbs/recogs/04_seq2seq.ipynb #884b1487
 def _timings_path(path: Path) -> Path: return path.with_suffix('.seconds.json')
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #09972044
 def save_checkpoint(st: TrainState, path: Path) -> None:
     """Step 4: write `st` to `path` atomically: weights, optimizer, schedule, both generators and the per-epoch losses,
     as tensors, numbers and strings only (`torch.load(weights_only=True)` reads it back). The epoch timings go to a JSON
@@ -451,6 +469,7 @@ def save_checkpoint(st: TrainState, path: Path) -> None:
     tmp = path.with_name(f'.{path.name}.tmp')
     torch.save(state, tmp); os.replace(tmp, path)
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #8654298c
 def load_checkpoint(path: Path, device='cpu') -> dict:
     """The state saved by `save_checkpoint`, read with `torch.load(..., weights_only=True)`: a file that holds anything
     but tensors and plain values (a tampered or foreign pickle) is refused, never executed."""
@@ -462,6 +481,7 @@ def load_checkpoint(path: Path, device='cpu') -> dict:
         raise CogenError(f"checkpoint {path} is not a recogs.seq2seq/2 checkpoint; delete it to train again")
     return st
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #c8bf7d87
 def resume(st: TrainState, path: Path) -> None:
     "Step 2: restore the state of `st` from the checkpoint at `path` (weights, optimizer, schedule, generators, history)."
     ck = load_checkpoint(path, st.device)
@@ -513,11 +533,13 @@ class TrainedModel:
             for i, row in zip(idx, ys): out[i] = self.tgt_vocab.decode(row.tolist())
         return out
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #cb224f1c
 def trained_model(st: TrainState, checkpoint: Path | None = None, epochs_run: int = 0) -> TrainedModel:
     "The `TrainedModel` of a training state (the model put in eval mode)."
     st.model.eval()
     return TrainedModel(st.config, st.src_vocab, st.tgt_vocab, st.model, st.history, checkpoint, str(st.device), epochs_run)
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #2374de04
 def train(config: Seq2SeqConfig, train_pairs, progress: bool = True, device: str | None = None,
           checkpoint: bool = True) -> TrainedModel:
     """Train `config` on `(sentence, lf)` pairs (AdamW, linear warm-up and decay, teacher forcing, no early stopping):

@@ -5,6 +5,7 @@
 # %% ../nbs/02_models.ipynb #39b8badd
 from __future__ import annotations
 import importlib.metadata, importlib.util, json, os, shutil, sqlite3, threading, time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol, runtime_checkable
@@ -181,7 +182,7 @@ def call_cache() -> CallCache:
 
 # %% ../nbs/02_models.ipynb #d2fb40f3
 def _new_stats() -> dict:
-    return dict(model_calls=0, cache_hits=0, errors=0, batches=0, new_tokens=0, model_seconds=0.0)
+    return dict(model_calls=0, cache_hits=0, errors=0, batches=0, new_tokens=0, prompt_tokens=0, model_seconds=0.0)
 
 # %% ../nbs/02_models.ipynb #d6c457bf
 class _CachedModel:
@@ -242,6 +243,7 @@ class _CachedModel:
                 else:
                     out[i] = (r, None, False); new[keys[i]] = r
                     st['new_tokens'] += r.get('n_new_tokens', 0)
+                    st['prompt_tokens'] += r.get('n_prompt_tokens', 0)
             if cc is not None: cc.put_many(new, model=self.name)
         for i, k in enumerate(keys):
             if out[i] is None: v, err, _ = out[first[k]]; out[i] = (v, err, v is not None)
@@ -571,18 +573,57 @@ def _load_embedder(spec: ModelSpec, device=None, dtype='float32') -> Embedder:
 
 # %% ../nbs/02_models.ipynb #14e48e7c
 class OpenAILM(_CachedModel):
-    "A model behind an OpenAI-compatible server, with the cached `generate` of `LM`."
-    def __init__(self, spec: ModelSpec, client):
+    "A model behind an OpenAI-compatible server, with the cached `generate` of `LM`, sent `concurrency` requests at a time."
+    def __init__(self, spec: ModelSpec, client, concurrency: int = 8, prices: tuple[float, float] | None = None):
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise CogenError(f"{spec.name}: concurrency must be a positive int, got {concurrency!r}")
         self.spec, self.client, self.name, self.revision = spec, client, spec.name, spec.revision
         self.model_id, self.load_seconds = spec.path, 0.0
+        self.concurrency, self.prices = concurrency, prices   # prices: US$ per million (prompt, completion) tokens
         self.reset_stats(); self.last_stats = _new_stats()
 
-    def __repr__(self): return f"OpenAILM({self.name!r}, revision={self.revision!r})"
+    def __repr__(self): return f"OpenAILM({self.name!r}, revision={self.revision!r}, concurrency={self.concurrency})"
+
+    def reset_stats(self) -> dict:
+        "Zero the counters (with `cost_usd`); returns the old ones."
+        old, self.stats = getattr(self, 'stats', None), dict(_new_stats(), cost_usd=0.0)
+        return old
+
+    def cost(self, stats: dict) -> float:
+        "US dollars for the tokens counted in `stats` at `prices` (NaN when no prices were given)."
+        if self.prices is None: return float('nan')
+        return (stats.get('prompt_tokens', 0) * self.prices[0] + stats.get('new_tokens', 0) * self.prices[1]) / 1e6
+
+    def _request(self, p, chat: bool, max_new_tokens: int, samp: dict) -> dict:
+        "One request (the client retries transient errors itself); the text, token counts and finish reason."
+        if chat:
+            msgs = [dict(role='user', content=p)] if isinstance(p, str) else p
+            r = self.client.chat.completions.create(model=self.model_id, messages=msgs, max_tokens=max_new_tokens, **samp)
+            text = r.choices[0].message.content
+        else:
+            r = self.client.completions.create(model=self.model_id, prompt=p, max_tokens=max_new_tokens, **samp)
+            text = r.choices[0].text
+        if text is None: raise CogenError('the server returned no text')
+        usage = getattr(r, 'usage', None)
+        return dict(text=text, n_new_tokens=getattr(usage, 'completion_tokens', None) or 0,
+                    n_prompt_tokens=getattr(usage, 'prompt_tokens', None) or 0,
+                    finish_reason='length' if r.choices[0].finish_reason == 'length' else 'stop')
+
+    def _send(self, one, ps: list) -> list:
+        "`one` over `ps` on at most `concurrency` threads, in input order; an exception is returned in its place."
+        def safe(p):
+            try: return one(p)
+            except Exception as e: return e
+        if len(ps) == 1 or self.concurrency == 1: return [safe(p) for p in ps]
+        ex = ThreadPoolExecutor(min(self.concurrency, len(ps)), thread_name_prefix='cogen-openai')
+        try: return list(ex.map(safe, ps))
+        finally: ex.shutdown(wait=False, cancel_futures=True)   # Ctrl-C: queued requests are dropped, not sent
 
     def generate(self, prompts: list, max_new_tokens: int = 64, do_sample: bool = False, batch_size: int = 8,
                  chat: bool | None = None, desc: str | None = None, temperature: float = 1.0, top_p: float = 1.0,
                  top_k: int = 0, seed: int = 0, cache: bool | CallCache = True) -> list[Generation]:
-        "Continue each prompt on the server; one `Generation` per prompt, in input order."
+        """Continue each prompt on the server; one `Generation` per prompt, in input order. A batch holds at least
+        `concurrency` prompts, sent together and cached together."""
         if isinstance(prompts, str) or not isinstance(prompts, (list, tuple)): raise CogenError(f"prompts must be a list of prompts, got {type(prompts).__name__}")
         chat = True if chat is None else bool(chat)
         settings = dict(chat=chat, max_new_tokens=max_new_tokens, do_sample=bool(do_sample))
@@ -593,22 +634,12 @@ class OpenAILM(_CachedModel):
             if not chat and not isinstance(p, str): raise CogenError("a list of messages needs chat=True")
             return len(canonical_json(p)), p
 
-        def one(p):
-            try:
-                if chat:
-                    msgs = [dict(role='user', content=p)] if isinstance(p, str) else p
-                    r = self.client.chat.completions.create(model=self.model_id, messages=msgs, max_tokens=max_new_tokens, **samp)
-                    text = r.choices[0].message.content
-                else:
-                    r = self.client.completions.create(model=self.model_id, prompt=p, max_tokens=max_new_tokens, **samp)
-                    text = r.choices[0].text
-                if text is None: raise CogenError('the server returned no text')
-                fin = r.choices[0].finish_reason
-                n = getattr(getattr(r, 'usage', None), 'completion_tokens', None) or 0
-                return dict(text=text, n_new_tokens=n, finish_reason='length' if fin == 'length' else 'stop')
-            except Exception as e: return e
-
-        out = self._run('generate', list(prompts), settings, prepare, lambda ps: [one(p) for p in ps], batch_size, desc, cache)
+        one = lambda p: self._request(p, chat, max_new_tokens, samp)
+        out = self._run('generate', list(prompts), settings, prepare, lambda ps: self._send(one, ps),
+                        max(batch_size, self.concurrency), desc, cache)
+        c = self.cost(self.last_stats)
+        self.last_stats['cost_usd'] = c
+        self.stats['cost_usd'] = c if self.stats['cost_usd'] != self.stats['cost_usd'] else round(self.stats['cost_usd'] + c, 6)
         return [Generation(v['text'], None, c, v['n_new_tokens'], v['finish_reason']) if v is not None else Generation(None, err)
                 for v, err, c in out]
 
@@ -616,12 +647,34 @@ class OpenAILM(_CachedModel):
         raise CogenError(f"{self.name}: score_options needs prompt log-probabilities, which OpenAI-compatible chat servers do not return; use a local model")
 
 # %% ../nbs/02_models.ipynb #270419c9
+def _env_number(var: str, cast, default, ok, what: str):
+    "The number in environment variable `var` (or `default`), checked by `ok`; a clear error otherwise."
+    raw = os.environ.get(var)
+    if raw is None or raw.strip() == '': return default
+    try: v = cast(raw)
+    except ValueError: v = None
+    if v is None or not ok(v): raise CogenError(f"{var}={raw!r}: must be {what}")
+    return v
+
+def _openai_prices() -> tuple[float, float] | None:
+    "`COGEN_OPENAI_PRICES` ('<input>,<output>' US$ per million tokens) as a pair, or None when unset."
+    raw = os.environ.get('COGEN_OPENAI_PRICES', '').strip()
+    if not raw: return None
+    try: a, b = (float(x) for x in raw.split(','))
+    except ValueError: a = b = -1.0
+    if not (a >= 0 and b >= 0): raise CogenError(f"COGEN_OPENAI_PRICES={raw!r}: must be '<input>,<output>' US dollars per million tokens, e.g. '0.15,0.60'")
+    return (a, b)
+
 def _load_openai(spec: ModelSpec, device=None, dtype=None) -> OpenAILM:
     if not os.environ.get('OPENAI_API_KEY'):
         raise CogenError(f"{spec.name} needs OPENAI_API_KEY in the environment (any value, e.g. EMPTY, for a local server), and OPENAI_BASE_URL for a server other than OpenAI's")
     try: import openai
     except ImportError: raise CogenError(f"{spec.name} needs the `openai` package: pip install openai") from None
-    return OpenAILM(spec, openai.OpenAI())   # the client reads OPENAI_API_KEY and OPENAI_BASE_URL itself
+    conc = _env_number('COGEN_OPENAI_CONCURRENCY', int, 8, lambda v: v >= 1, 'a positive int (requests in flight)')
+    retries = _env_number('COGEN_OPENAI_RETRIES', int, 5, lambda v: v >= 0, 'a non-negative int (retries of a failed request)')
+    timeout = _env_number('COGEN_OPENAI_TIMEOUT', float, 120.0, lambda v: v > 0, 'a positive number of seconds')
+    # the client reads OPENAI_API_KEY and OPENAI_BASE_URL itself, and retries 408/409/429/5xx and lost connections
+    return OpenAILM(spec, openai.OpenAI(max_retries=retries, timeout=timeout), concurrency=conc, prices=_openai_prices())
 
 # %% ../nbs/02_models.ipynb #0b239b85
 _LOADED: dict[tuple, object] = {}

@@ -434,6 +434,8 @@ def _run_summary(df: pd.DataFrame, lm, model, prompt_style: str, tokens: int, ch
                  n_boot: int, seed: int) -> dict:
     "The summary of one evaluation: accuracy with its interval, failure counts, regular/atypical accuracy and cost."
     st = {k: lm.stats.get(k, 0) - before.get(k, 0) for k in ('model_calls', 'cache_hits', 'new_tokens', 'model_seconds')}
+    server = 'cost_usd' in lm.stats     # a served model counts prompt tokens and, with prices, dollars
+    st.update({k: (lm.stats[k] - before.get(k, 0)) if server else float('nan') for k in ('prompt_tokens', 'cost_usd')})
     acc = summarize(df.correct.astype(float), rng=seed, n_boot=n_boot)
     return dict(model=getattr(lm, 'name', str(model)), style=prompt_style, style_label=STYLES[prompt_style],
                 max_new_tokens=tokens, chat=chat, n=len(df), accuracy=acc['value'], ci_low=acc['ci_low'], ci_high=acc['ci_high'],
@@ -507,7 +509,8 @@ def analyses(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> dict[str, p
     return out
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #19a7c3db
-COST_METRICS = ('model_calls', 'cache_hits', 'new_tokens', 'model_seconds', 'wall_seconds', 'tokens_per_s', 'errors', 'truncated')
+COST_METRICS = ('model_calls', 'cache_hits', 'new_tokens', 'model_seconds', 'wall_seconds', 'tokens_per_s', 'errors', 'truncated',
+                'prompt_tokens', 'cost_usd')   # the last two for served models (`openai:`) only
 
 def _level(name: str, d: dict) -> str:
     if name == 'typical': return d['group']

@@ -45,9 +45,7 @@ def data_fetch(sources: Optional[list[str]] = typer.Argument(None, help='Sources
 # %% ../nbs/05_cli.ipynb #d0d467e4
 def interrupted():
     """What Ctrl-C during a command prints: one line saying that a rerun resumes, and exit status 130 (128 + SIGINT),
-    instead of the traceback of whatever was waiting (zmq, a model). Further Ctrl-C while it exits are ignored."""
-    import signal
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    instead of the traceback of whatever was waiting (zmq, a model). It changes no signal handler (see `main`)."""
     typer.secho("\ninterrupted; run again to resume (finished runs are kept, the interrupted one is redone)", fg='yellow', err=True)
     raise typer.Exit(130)
 
@@ -100,4 +98,12 @@ def add_paper_commands(app: typer.Typer = app) -> list[str]:
 add_paper_commands()
 
 # %% ../nbs/05_cli.ipynb #fd5e88bd
-def main(): app()
+def main(args: list[str] | None = None):
+    """The console entry point (`cogen`; settings.ini's console_scripts): runs `app` on `args` (default: the command
+    line). When a command ends on Ctrl-C (exit status 130), SIGINT is ignored from then on, so that a second Ctrl-C
+    while the process shuts down (kernels, zmq sockets, a Dask cluster) prints no traceback."""
+    import signal
+    try: app(args=args)
+    except SystemExit as e:
+        if e.code == 130: signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise

@@ -292,6 +292,7 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
     elif library in (False, None, 'none'): libs = []
     elif isinstance(library, (list, tuple)): libs = [root/p for p in library]
     else: raise CogenError(f"library={library!r}: use 'all', 'course', 'none' or a list of notebook paths")
+    papers = sorted(set(papers) | {p.relative_to(root/'nbs').parts[0] for p in libs if p.parent.name != 'course' and p.parent != root/'nbs'})   # a paper with no runs yet still shows its library
     commit = git_commit(root)
     from tqdm.auto import tqdm
     executed = {p: execute_library(p, root, out) for p in tqdm(libs, desc='site: library notebooks', unit='nb', disable=not libs)}

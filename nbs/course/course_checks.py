@@ -50,8 +50,20 @@ expect('2.2', 'bools', 'df523f2d8689b203', 'a renaming of variables cannot turn 
 expect('2.3', 'ints', '5990b70f7ee524be', "score(preds, golds, 'em').accuracy and score(preds, golds, 'sem').accuracy, times 100")
 expect('2.4', 'letters', 'a7e79f5ab87a80c1', 'which of the three changes who does what to whom?')
 
+# 03 SPOR
+expect('3.1', 'ints', '9099321ad70fac43', "a sample becomes a test sample when samples sharing exactly one of its units cover them all; run baseline_cluster on toy + [(D, E)]")
+expect('3.2', 'int', '971fc8ac294d43c0', "len(build_productivity(corpus, 4).test)")
+expect('3.3', 'ints', '33fb13104ebb7ef5', "search(make_problem(load_corpus('e2e')), tries=4, seed=0, workers=1) gives the winning try; split_stats(P, run_try(P, 0, best, 4))['test_samples']")
+expect('3.4', 'bools', 'd025d99255ce3ff8', "look at st['pairs_atom'], st['atoms'] vs st['atoms_comb'], the sizes in p3.visible, and the units of p3.test vs those of p3.invisible")
+
 # 04 GroundCocoa
 expect('4.1', 'ints', 'cb801775d91966bd', "clauses(parse_pos(q['pos'])) is a list of the sum terms; q['primitives'] lists the primitives")
 expect('4.2', 'float2', 'd5042ba02591db1f', 'binary_entropy(k, n), or -(p log2 p + (1-p) log2 (1-p)) with p = k/n')
 expect('4.3', 'float2', '83d133d7be2234e2', "apply most_satisfied to every question and compare with its 'answer'")
 expect('4.4', 'letters', '3db86edbe7330019', "eval_tree(parse_pos(q['pos']), q['option_truth'][L]) for each letter L")
+
+# 05 CGGC
+expect('5.1', 'str', 'e7adef940404d4c0', "a label is the distinct relation types of the edges, sorted and joined by '&'")
+expect('5.2', 'str', '795b099ea6eef85c', 'A: a chain x -> y -> z; B: both edges leave the same node; C: both edges enter the same node (structure_type(edges, 3))')
+expect('5.3', 'bools', '8a99cbf940604325', 'build a test item and demonstrations by hand and read what check_prompt(test, demos, setting, shots=2) says')
+expect('5.4', 'int', '0aef3f0302970c75', "sum(len(relations_of(r['label'])) >= 2 for r in recs), with relations_of from cogen_lib.cggc.labels")

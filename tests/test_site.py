@@ -80,6 +80,8 @@ def test_site_in_browser(site):
         d.get(summary.as_uri())
         n = d.execute_script("return Array.from(document.images).filter(i => i.naturalWidth > 100).length")
         assert n >= 2, f"{summary}: {n} figures shown inline"
+        # the summary's first figure (and the provenance line under it) in view, not the page's top
+        d.execute_script("Array.from(document.images).find(i => i.naturalWidth > 100).scrollIntoView({block: 'center'})")
         d.save_screenshot(str(site.parent/'screenshot-summary.png'))
     finally:
         d.quit(); shutil.rmtree(tmp, ignore_errors=True)

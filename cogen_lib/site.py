@@ -63,6 +63,7 @@ def run_titles(param_list: list[dict]) -> list[str]:
 # %% ../nbs/06_site.ipynb #7ebc30ae
 _DIRECTIVE = re.compile(r'^[ \t]*#\|.*(?:\n|$)', re.M)
 _FRONT = re.compile(r'^- [a-z_]+: *(?:true|false|[0-9.]+)? *(?:\n|$)', re.M)
+_ABS_OUT = re.compile(r"(['\"])/[^'\"\n]*?/((?:runs|results|figures)/[^'\"\n]*['\"])")   # '/home/u/cogen/runs/x' -> 'runs/x'
 _WIDGET = 'application/vnd.jupyter.widget-view+json'
 
 def _keep_output(o) -> bool:
@@ -71,13 +72,15 @@ def _keep_output(o) -> bool:
 
 # %% ../nbs/06_site.ipynb #730120cd
 def clean_notebook(nb) -> nbformat.NotebookNode:
-    "A copy of `nb` for reading: no nbdev directives or hidden cells, no front-matter bullets, no stderr or widget outputs."
+    """A copy of `nb` for reading: no nbdev directives or hidden cells, no front-matter bullets, no stderr or widget outputs,
+    and the output folders in papermill's injected parameters relative (`runs/...`, not the absolute path of one machine)."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
     cells = []
     for c in nb.cells:
         if c.cell_type == 'code':
             if re.search(r'^[ \t]*#\|[ \t]*hide[ \t]*$', c.source, re.M): continue
             c.source = _DIRECTIVE.sub('', c.source).strip('\n')
+            if 'injected-parameters' in c.get('metadata', {}).get('tags', []): c.source = _ABS_OUT.sub(r'\1\2', c.source)
             if not c.source.strip(): continue
             c.outputs = [o for o in c.get('outputs', []) if _keep_output(o)]
         elif c.cell_type == 'markdown': c.source = re.sub(r'\n{3,}', '\n\n', _FRONT.sub('', c.source)).strip('\n')

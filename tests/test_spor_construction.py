@@ -127,3 +127,18 @@ def test_cli_build_and_evaluate_rules(tmp_path):
     (tmp_path/'p.jsonl').write_text(''.join(json.dumps({'prediction': p}) + '\n' for p in preds))
     r = CliRunner().invoke(app, ['evaluate', '--aspect', 'rules', '--pred', str(tmp_path/'p.jsonl'), '--split', str(d)])
     assert r.exit_code == 0 and '(1, 0): 100.00' in r.output, r.output
+
+
+@pytest.mark.parametrize('dataset', ['webnlg', 'e2e'])
+def test_committed_systematicity_split_replays(dataset, webnlg_problem):
+    "The winning try recorded in data/spor/stats.json replays to the recorded Table 1 statistics (WebNLG: also with the baseline)."
+    from cogen_lib.core import project_root
+    st = json.loads((project_root()/'data'/'spor'/'stats.json').read_text())[f'{dataset}_systematicity']
+    P = webnlg_problem if dataset == 'webnlg' else S.make_problem(load_corpus('e2e'))
+    assert st['winning_seed_spawn_key'] == [st['seed'], st['winning_try']]
+    splits = S.run_try(P, st['seed'], st['winning_try'], st['tries'])
+    got = S.split_stats(P, splits)
+    for k in ('atom_samples', 'comb_samples', 'atoms', 'pairs_comb', 'test_samples', 'test_units'):
+        assert got[k] == st[k], k
+    if dataset == 'webnlg':
+        assert _key(S.run_try(P, st['seed'], st['winning_try'], st['tries'], impl='baseline')) == _key(splits)

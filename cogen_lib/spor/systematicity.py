@@ -4,18 +4,19 @@
 
 # %% ../../nbs/spor/01_systematicity.ipynb #791446e2
 from __future__ import annotations
-import heapq, math, time
-from collections import Counter
-from dataclasses import dataclass, field
-from itertools import chain
+import time
+from dataclasses import dataclass
+import numba
 import numpy as np
+from numba import njit
 from ..core import CogenError
 from ..metrics import chernoff_divergence
 from .data import Corpus, Sample
 
 # %% auto #0
 __all__ = ['main_entity', 'Problem', 'make_problem', 'toy_problem', 'try_ranks', 'ClusterSplit', 'baseline_cluster',
-           'fast_cluster', 'run_try', 'try_score', 'search', 'SystematicitySplit', 'split_stats', 'build_systematicity']
+           'fast_splits', 'fast_score', 'run_try', 'try_score', 'search', 'SystematicitySplit', 'split_stats',
+           'build_systematicity']
 
 # %% ../../nbs/spor/01_systematicity.ipynb #b0693074
 def main_entity(sample: Sample) -> str:
@@ -147,326 +148,403 @@ def baseline_cluster(P: Problem, cluster: list, rank: np.ndarray, r: float = 0.0
     comb = [y for y in atom if y in comb_atom] + added
     return ClusterSplit(test, atom, comb, {a: atom_cnt[a] for a in keys}, {a: cnt[a] for a in keys})
 
-# %% ../../nbs/spor/01_systematicity.ipynb #370aba4b
-_MIN, _MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+# %% ../../nbs/spor/01_systematicity.ipynb #0a7e9c71
+def _exact_divergence(a: np.ndarray, c: np.ndarray) -> float:
+    "The baseline's divergence of Atom counts `a` and Combination counts `c` (float arrays in ascending unit id)."
+    return chernoff_divergence(a, c)
 
-@dataclass
-class _Index:
-    "Try-independent index of one cluster: local rows of unit ids (cols), postings and pair codes."
-    rows: list          # rows[i]: local atom ids of sample i (cluster-local index, pool order), with repeats
-    names: list         # names[c]: the unit id of local atom c
-    post: list          # post[c]: samples holding c (repeated per occurrence)
-    check: list         # check[i]: codes of the pairs (a <= b) of i's distinct atoms
-    pairs: list         # pairs[i]: codes of i's position pairs (min, max)
-    sizes: list
-    rowset: list = None  # rowset[i]: frozenset(rows[i])
-    M: np.ndarray = None
+# %% ../../nbs/spor/01_systematicity.ipynb #1faf0765
+@njit(cache=True)
+def _sift_down(h, i, n):
+    "Move `h[i]` down a binary min-heap of `n` int64 keys."
+    x = h[i]
+    while True:
+        c = 2 * i + 1
+        if c >= n: break
+        if c + 1 < n and h[c + 1] < h[c]: c += 1
+        if h[c] < x:
+            h[i] = h[c]; i = c
+        else: break
+    h[i] = x
 
-# %% ../../nbs/spor/01_systematicity.ipynb #ee805ca3
-def _cluster_index(P: Problem, ci: int) -> _Index:
-    cache = P.__dict__.setdefault('_index', {})
-    if ci in cache: return cache[ci]
-    cl = P.clusters[ci]
-    cols = {}
-    rows = [[cols.setdefault(u, len(cols)) for u in P.units[x]] for x in cl]
-    K = len(cols) + 1
-    post = [[] for _ in cols]
-    for i, rw in enumerate(rows):
-        for c in rw: post[c].append(i)
-    check, pairs = [], []
-    for rw in rows:
-        s = sorted(set(rw)); check.append(frozenset(a * K + b for i, a in enumerate(s) for b in s[i:]))
-        r = sorted(rw); pairs.append([r[i] * K + r[j] for i in range(len(r)) for j in range(i + 1, len(r))])
-    idx = _Index(rows, [None] * len(cols), post, check, pairs, [len(rw) for rw in rows], [frozenset(rw) for rw in rows])
-    for u, c in cols.items(): idx.names[c] = u
-    cache[ci] = idx
-    return idx
+# %% ../../nbs/spor/01_systematicity.ipynb #71ce9fff
+class _Flat:
+    "Try-independent arrays of all clusters (CSR): rows, postings and unit ids, for the compiled kernel."
+    def __init__(self, P: Problem):
+        cl = P.clusters
+        self.cstart = np.cumsum([0] + [len(c) for c in cl]).astype(np.int64)
+        self.gpool = np.fromiter((x for c in cl for x in c), np.int64, int(self.cstart[-1]))
+        rptr, rcol, kst, pptr, pval, kname, kord = [0], [], [0], [0], [], [], []
+        for c in cl:
+            cols = {}
+            rows = [[cols.setdefault(u, len(cols)) for u in P.units[x]] for x in c]
+            for rw in rows: rcol.extend(rw); rptr.append(len(rcol))
+            post = [[] for _ in cols]
+            for i, rw in enumerate(rows):
+                for a in rw: post[a].append(i)
+            for p in post: pval.extend(p); pptr.append(len(pval))
+            names = list(cols)
+            kname.extend(names); kord.extend(sorted(range(len(names)), key=names.__getitem__))
+            kst.append(len(kname))
+        f = lambda x: np.asarray(x, np.int64)
+        self.rptr, self.rcol, self.kstart, self.pptr, self.pval = f(rptr), f(rcol), f(kst), f(pptr), f(pval)
+        self.kname, self.kord = f(kname), f(kord)
+        cid = np.repeat(np.arange(len(cl)), np.diff(self.cstart))
+        self.size = np.diff(self.rptr)
+        self._cid, self._loc = cid, np.arange(len(cid)) - self.cstart[cid]
 
-# %% ../../nbs/spor/01_systematicity.ipynb #f2e0e191
-def _algorithm1(ix: _Index, v: list, drop_rare: int):
-    "Indexed Algorithm 1 on local samples in visiting order `v`: (test, atom, blocked, kept atoms) as local indices."
-    n = len(v)
-    posv = [0] * n
-    for p, i in enumerate(v): posv[i] = p
-    in_atom, blocked = [False] * n, [False] * n
-    apairs, atom, border, test = set(), [], [], []
-    rows, rowset, post, key, sizes, check = ix.rows, ix.rowset, ix.post, posv.__getitem__, ix.sizes, ix.check
-    for p in range(n - 1, -1, -1):
-        i = v[p]
-        if in_atom[i] or sizes[i] == 1 or not apairs.isdisjoint(check[i]): continue
-        S = rowset[i]
-        cnt = Counter(chain.from_iterable([post[a] for a in S]))     # samples sharing atoms with i, with counts
-        atom1 = [y for y, k in cnt.items() if k == 1 and posv[y] < p and not blocked[y]]
-        cov = set()
-        for y in atom1: cov |= S & rowset[y]
-        if len(cov) < len(S): continue
-        test.append(i)
-        for y in sorted(atom1, key=key):
-            if not in_atom[y]:
-                in_atom[y] = True; atom.append(y); apairs.update(ix.pairs[y])
-        nb = sorted((y for y, k in cnt.items() if k > 1 and posv[y] < p and not blocked[y]), key=key)
-        for y in nb: blocked[y] = True
-        border.extend(nb)
-    keep = set(a for i in test for a in rows[i])
-    if drop_rare:
-        tc = {}
-        for i in test:
-            for a in rows[i]: tc[a] = tc.get(a, 0) + 1
-        keep = {a for a in keep if tc[a] > drop_rare}
-        test = [i for i in test if all(a in keep for a in rows[i])]
-    return test, atom, border, keep
+    def visit(self, rank: np.ndarray) -> np.ndarray:
+        "Every cluster's visiting order, concatenated (local indices, ascending (size, rank) within each cluster)."
+        return self._loc[np.lexsort((rank[self.gpool], self.size, self._cid))]
 
-# %% ../../nbs/spor/01_systematicity.ipynb #9055d185
-def _indexed_cluster(P: Problem, ci: int, rank: np.ndarray, r: float, v: list | None = None) -> ClusterSplit:
-    "Both algorithms with the inverted index, incremental V, lazy heaps and a running divergence (pure Python)."
-    ix = _cluster_index(P, ci)
-    cl = P.clusters[ci]
-    if v is None: v = sorted(range(len(cl)), key=lambda i: (ix.sizes[i], rank[cl[i]]))
-    test, atom, border, keep = _algorithm1(ix, v, P.drop_rare)
-    names = ix.names
-    g = lambda ls: [cl[i] for i in ls]
-    if not border:                                   # nothing to swap: Combination = Atom
-        ac = dict.fromkeys(keep, 0)
-        for y in atom:
-            for a in ix.rows[y]:
-                if a in keep: ac[a] += 1
-        ac = {names[a]: ac[a] for a in sorted(keep, key=lambda a: names[a])}
-        return ClusterSplit(g(test), g(atom), g(atom), ac, dict(ac))
-    ua = {}
-    for y in chain(atom, border): ua[y] = [a for a in ix.rows[y] if a in keep]
-    atom_cnt = dict.fromkeys(keep, 0)
-    for y in atom:
-        for a in ua[y]: atom_cnt[a] += 1
-    cnt = dict(atom_cnt)
-    keys = sorted(keep, key=lambda a: names[a])
-    total = sum(atom_cnt.values())
-    def exact():
-        return chernoff_divergence(np.array([atom_cnt[a] for a in keys], float), np.array([cnt[a] for a in keys], float))
-    S_run = float(total)                         # sum_k sqrt(a_k c_k), with c = a at the start
-    postA, postB = {}, {}
-    for y in atom:
-        for a in ua[y]: postA.setdefault(a, []).append(y)
-    for x in border:
-        for a in ua[x]: postB.setdefault(a, []).append(x)
-    order = sorted(range(len(atom)), key=lambda j: len(ua[atom[j]]))
-    pos = {atom[j]: k for k, j in enumerate(order)}
-    VA = dict.fromkeys(atom, 0); VB = dict.fromkeys(border, 0)
-    aliveA, aliveB = set(atom), set(border)
-    bpos = {x: k for k, x in enumerate(border)}
-    verA, verB = dict.fromkeys(atom, 0), dict.fromkeys(border, 0)     # an entry is live iff its version is current
-    heapB = [(0, -bpos[x], x, 0) for x in border]; heapq.heapify(heapB)
-    heapA = [(0, -pos[y], y, 0) for y in atom]; heapq.heapify(heapA)
-    test_s, added = set(test), []
-    while heapB:
-        negv, _, x, ver = heapq.heappop(heapB)
-        if x not in aliveB or ver != verB[x]: continue       # removed, or a stale entry
-        aliveB.discard(x)
-        if x in test_s: continue
-        xa = ua[x]
-        for a in xa: cnt[a] += 1
-        num = len(xa)
-        touched = {}
-        for a in xa:
-            for y in postA.get(a, ()):
-                if y in aliveA: touched[y] = touched.get(y, 0) + 1
-        # Atom samples in ascending (V, -pos): the touched ones (V lowered by x) merged with the heap of the others
-        tl = sorted((VA[y] - t, -pos[y], y) for y, t in touched.items())
-        ti, popped, R = 0, [], []
-        while num > 0:
-            while heapA:
-                e = heapA[0]
-                if e[2] not in aliveA or e[3] != verA[e[2]]: heapq.heappop(heapA)    # stale: drop for good
-                elif e[2] in touched: popped.append(heapq.heappop(heapA))           # valid, seen through tl
-                else: break
-            h = heapA[0] if heapA else None
-            t_ = tl[ti] if ti < len(tl) else None
-            if h is None and t_ is None: break
-            if t_ is None or (h is not None and h < t_): popped.append(heapq.heappop(heapA)); y = h[2]
-            else: ti += 1; y = t_[2]
-            uy = ua[y]; ny = len(uy)
-            if ny == 0 or ny > num: continue
-            for a in uy: cnt[a] -= 1
-            if any(cnt[a] <= 0 for a in uy):
-                for a in uy: cnt[a] += 1
-            else: R.append(y); num -= ny
-        for e in popped: heapq.heappush(heapA, e)
-        ok = False
-        if num == 0:
-            dd = {}                                    # change of (atom count - combination count) per atom
-            for a in xa: dd[a] = dd.get(a, 0) - 1
-            for y in R:
-                for a in ua[y]: dd[a] = dd.get(a, 0) + 1
-            S_new = S_run + sum(math.sqrt(atom_cnt[a] * cnt[a]) - math.sqrt(atom_cnt[a] * (cnt[a] + dv)) for a, dv in dd.items())
-            D = 1.0 - min(1.0, S_new / total) if total else 0.0
-            if abs(D - r) < 1e-9: D = exact()
-            ok = D <= r
-        if ok:
-            added.append(x); S_run = S_new
-            for y in R: aliveA.discard(y)
-            ta, tb = set(), set()
-            for a, dv in dd.items():
-                if not dv: continue
-                for y in postA.get(a, ()):
-                    VA[y] += dv; ta.add(y)
-                for z in postB.get(a, ()):
-                    VB[z] += dv; tb.add(z)
-            for y in ta:
-                if y in aliveA: verA[y] += 1; heapq.heappush(heapA, (VA[y], -pos[y], y, verA[y]))
-            for z in tb:
-                if z in aliveB: verB[z] += 1; heapq.heappush(heapB, (-VB[z], -bpos[z], z, verB[z]))
-        else:
-            for a in xa: cnt[a] -= 1
-            for y in R:
-                for a in ua[y]: cnt[a] += 1
-    comb = [y for y in atom if y in aliveA] + added
-    return ClusterSplit(g(test), g(atom), g(comb), {names[a]: atom_cnt[a] for a in keys}, {names[a]: cnt[a] for a in keys})
 
-# %% ../../nbs/spor/01_systematicity.ipynb #c1364b79
-def _vector_cluster(P: Problem, ci: int, rank: np.ndarray, r: float) -> ClusterSplit:
-    "Both algorithms on a dense sample x atom matrix (for large clusters); same result as `baseline_cluster`."
-    ix = _cluster_index(P, ci)
-    cl = P.clusters[ci]
-    n, K = len(cl), len(ix.names)
-    if ix.M is None:
-        M = np.zeros((n, K), np.int64)
-        np.add.at(M, (np.repeat(np.arange(n), ix.sizes), np.fromiter((c for rw in ix.rows for c in rw), np.int64)), 1)
-        ix.M = M
-    v = np.lexsort((rank[np.asarray(cl)], np.asarray(ix.sizes))).tolist()    # ascending (size, rank)
-    Mv = ix.M[v]
-    blocked = np.zeros(n, bool)
-    in_atom = [False] * n
-    apairs, atom, border, test = set(), [], [], []
-    for p in range(n - 1, -1, -1):
-        i = v[p]
-        if in_atom[i] or ix.sizes[i] == 1 or not apairs.isdisjoint(ix.check[i]): continue
-        S = sorted(set(ix.rows[i]))
-        c = Mv[:p, S].sum(1)
-        idx = np.flatnonzero((c == 1) & ~blocked[:p])
-        if idx.size == 0 or not Mv[idx][:, S].any(0).all(): continue
-        test.append(i)
-        for q in idx.tolist():
-            y = v[q]
-            if not in_atom[y]:
-                in_atom[y] = True; atom.append(y); apairs.update(ix.pairs[y])
-        nb = np.flatnonzero((c > 1) & ~blocked[:p])
-        blocked[nb] = True; border.extend(v[q] for q in nb.tolist())
-    keep = set(a for i in test for a in ix.rows[i])
-    if P.drop_rare:
-        tc = {}
-        for i in test:
-            for a in ix.rows[i]: tc[a] = tc.get(a, 0) + 1
-        keep = {a for a in keep if tc[a] > P.drop_rare}
-        test = [i for i in test if all(a in keep for a in ix.rows[i])]
-    names = ix.names
-    keys = sorted(keep, key=lambda a: names[a])           # the baseline's column order
-    col = {a: k for k, a in enumerate(keys)}
-    ka = len(keys)
-    def ucount(y):
-        d = {}
-        for a in ix.rows[y]:
-            if a in col: d[col[a]] = d.get(col[a], 0) + 1
-        return list(d.items())
-    uaA = [ucount(y) for y in atom]; uaB = [ucount(x) for x in border]
-    nAa = np.array([sum(m for _, m in u) for u in uaA], np.int64)
-    A_T = np.zeros((ka, len(atom)), np.int64)
-    for j, u in enumerate(uaA):
-        for c_, m in u: A_T[c_, j] = m
-    B_T = np.zeros((ka, len(border)), np.int64)
-    for j, u in enumerate(uaB):
-        for c_, m in u: B_T[c_, j] = m
-    atom_cnt = A_T.sum(1).tolist()
-    cnt = list(atom_cnt)
-    total = float(sum(atom_cnt))
-    S_run = total
-    def exact():
-        return chernoff_divergence(np.array(atom_cnt, float), np.array(cnt, float))
-    na, nb_ = len(atom), len(border)
-    pos = np.empty(na, np.int64); pos[np.argsort(nAa, kind='stable')] = np.arange(na)
-    aliveA = np.ones(na, bool)
-    gt = [np.flatnonzero(nAa > k) for k in range(8)] + [np.zeros(0, np.int64)]
-    VA, VB = np.zeros(na, np.int64), np.zeros(nb_, np.int64)
-    bpos = np.arange(nb_, dtype=np.int64)
-    aliveB = np.ones(nb_, bool)
-    keyB = VB * (nb_ + 1) + bpos
-    big = na + 1
-    test_s = set(test)
-    added = []
-    for _ in range(nb_):
-        j = int(keyB.argmax()); keyB[j] = _MIN; aliveB[j] = False
-        x = border[j]
-        if x in test_s: continue
-        xa = uaB[j]
-        for c_, m in xa: cnt[c_] += m
-        num = sum(m for _, m in xa)
-        VAn = VA.copy()
-        for c_, m in xa: VAn -= m * A_T[c_]
-        Kc = np.where(aliveA & (nAa >= 1), VAn * big - pos, _MAX)
-        Kc[gt[min(num, 8)]] = _MAX
-        R = []
-        while num > 0:
-            i = int(Kc.argmin())
-            if Kc[i] == _MAX: break
-            Kc[i] = _MAX
-            ya = uaA[i]
-            if all(cnt[c_] - m >= 1 for c_, m in ya):
-                for c_, m in ya: cnt[c_] -= m
-                R.append(i); num -= int(nAa[i])
-                if num > 0: Kc[gt[min(num, 8)]] = _MAX
-        ok = False
-        if num == 0:
-            dd = {}
-            for c_, m in xa: dd[c_] = dd.get(c_, 0) - m
-            for i in R:
-                for c_, m in uaA[i]: dd[c_] = dd.get(c_, 0) + m
-            S_new = S_run + sum(math.sqrt(atom_cnt[c_] * cnt[c_]) - math.sqrt(atom_cnt[c_] * (cnt[c_] + dv)) for c_, dv in dd.items())
-            D = 1.0 - min(1.0, S_new / total) if total else 0.0
-            if abs(D - r) < 1e-9: D = exact()
-            ok = D <= r
-        if ok:
-            added.append(x); S_run = S_new
-            aliveA[R] = False
-            upd = False
-            for c_, dv in dd.items():
-                if dv:
-                    VA += dv * A_T[c_]; VB += dv * B_T[c_]; upd = True
-            if upd: keyB = np.where(aliveB, VB * (nb_ + 1) + bpos, _MIN)
-        else:
-            for c_, m in xa: cnt[c_] -= m
-            for i in R:
-                for c_, m in uaA[i]: cnt[c_] += m
-    g = lambda ls: [cl[i] for i in ls]
-    comb = [atom[i] for i in range(na) if aliveA[i]] + added
-    return ClusterSplit(g(test), g(atom), g(comb), {names[a]: atom_cnt[col[a]] for a in keys},
-                        {names[a]: cnt[col[a]] for a in keys})
+# %% ../../nbs/spor/01_systematicity.ipynb #20607d9d
+def _flat(P: Problem) -> _Flat:
+    "The `_Flat` arrays of `P`, built once (they do not depend on the try) and kept on `P`."
+    f = P.__dict__.get('_flat')
+    if f is None: f = P.__dict__['_flat'] = _Flat(P)
+    return f
 
-# %% ../../nbs/spor/01_systematicity.ipynb #a6560a51
-def fast_cluster(P: Problem, ci: int, rank: np.ndarray, r: float = 0.02, big: int = 2000, v: list | None = None) -> ClusterSplit:
-    "Algorithms 1 and 2 on cluster `ci`, indexed (dense when it has at least `big` samples); same as `baseline_cluster`."
-    if len(P.clusters[ci]) >= big: return _vector_cluster(P, ci, rank, r)
-    return _indexed_cluster(P, ci, rank, r, v)
+# %% ../../nbs/spor/01_systematicity.ipynb #5c9a6af3
+@njit(cache=True)
+def _kernel(vloc, cstart, rptr, rcol, kstart, pptr, pval, kord, drop_rare, r):
+    "Algorithms 1 and 2 on every cluster of one try (visiting orders `vloc`); flat outputs, local indices, per-cluster lengths."
+    nc = len(cstart) - 1
+    N = cstart[nc]
+    nmax, kmax = 1, 1
+    for ci in range(nc):
+        nmax = max(nmax, cstart[ci + 1] - cstart[ci]); kmax = max(kmax, kstart[ci + 1] - kstart[ci])
+    o_test = np.empty(N, np.int64); o_atom = np.empty(N, np.int64); o_comb = np.empty(N, np.int64)
+    n_test = np.zeros(nc, np.int64); n_atom = np.zeros(nc, np.int64); n_comb = np.zeros(nc, np.int64)
+    o_key = np.empty(kstart[nc], np.int64); o_ac = np.empty(kstart[nc], np.int64); o_cc = np.empty(kstart[nc], np.int64)
+    n_key = np.zeros(nc, np.int64)
+    hit = np.zeros(nmax, np.int64); touched = np.empty(nmax, np.int64); posv = np.empty(nmax, np.int64)
+    in_atom = np.zeros(nmax, np.bool_); blocked = np.zeros(nmax, np.bool_); istest = np.zeros(nmax, np.bool_)
+    qa = np.empty(nmax, np.int64); qb = np.empty(nmax, np.int64)
+    test = np.empty(nmax, np.int64); atom = np.empty(nmax, np.int64); border = np.empty(nmax, np.int64)
+    aidx = np.full(nmax, -1, np.int64); bidx = np.full(nmax, -1, np.int64)
+    apair = np.zeros((kmax, kmax), np.bool_)
+    amark = np.zeros(kmax, np.int64); dist = np.empty(kmax, np.int64)
+    keep = np.zeros(kmax, np.bool_); tc = np.zeros(kmax, np.int64)
+    acnt = np.zeros(kmax, np.int64); cnt = np.zeros(kmax, np.int64); xm = np.zeros(kmax, np.int64)
+    dd = np.zeros(kmax, np.int64); ddl = np.empty(kmax, np.int64)
+    nA = np.empty(nmax, np.int64); apos = np.empty(nmax, np.int64); abypos = np.empty(nmax, np.int64)
+    VB = np.zeros(nmax, np.int64)
+    aliveA = np.zeros(nmax, np.bool_); aliveB = np.zeros(nmax, np.bool_)
+    heap = np.empty(nmax, np.int64); R = np.empty(nmax, np.int64)
+    added = np.empty(nmax, np.int64)
+    sptr = np.empty(nmax + 1, np.int64); sval = np.empty(rptr[-1] + 1, np.int64); grp = np.empty(nmax, np.int64)
+    grep = np.empty(nmax, np.int64); gsize = np.empty(nmax, np.int64); gstart = np.empty(nmax, np.int64)
+    ghead = np.empty(nmax, np.int64); gfill = np.empty(nmax, np.int64); gmem = np.empty(nmax, np.int64)
+    gtake = np.zeros(nmax, np.int64); gv = np.empty(nmax, np.int64)
+    stamp = 0
+    for ci in range(nc):
+        c0 = cstart[ci]; n = cstart[ci + 1] - c0; k0 = kstart[ci]; K = kstart[ci + 1] - k0
+        for p in range(n): posv[vloc[c0 + p]] = p
+        in_atom[:n] = False; blocked[:n] = False; apair[:K, :K] = False
+        nt = 0; na = 0; nb = 0
+        # ---- Algorithm 1
+        for p in range(n - 1, -1, -1):
+            i = vloc[c0 + p]
+            s0 = rptr[c0 + i]; s1 = rptr[c0 + i + 1]
+            if in_atom[i] or s1 - s0 == 1: continue
+            conflict = False
+            for j in range(s0, s1):
+                for l in range(j, s1):
+                    a = rcol[j]; b = rcol[l]
+                    if a > b: a, b = b, a
+                    if apair[a, b]: conflict = True
+            if conflict: continue
+            stamp += 1
+            nd = 0
+            for j in range(s0, s1):
+                a = rcol[j]
+                if amark[a] != stamp:
+                    amark[a] = stamp; dist[nd] = a; nd += 1
+            nto = 0
+            for d in range(nd):
+                a = dist[d]
+                for q in range(pptr[k0 + a], pptr[k0 + a + 1]):
+                    y = pval[q]
+                    if hit[y] == 0:
+                        touched[nto] = y; nto += 1
+                    hit[y] += 1
+            ok = True
+            for d in range(nd):
+                a = dist[d]; found = False
+                for q in range(pptr[k0 + a], pptr[k0 + a + 1]):
+                    y = pval[q]
+                    if hit[y] == 1 and posv[y] < p and not blocked[y]:
+                        found = True; break
+                if not found:
+                    ok = False; break
+            if ok:
+                test[nt] = i; nt += 1
+                m1 = 0; m2 = 0
+                for t in range(nto):
+                    y = touched[t]
+                    if posv[y] < p and not blocked[y]:
+                        if hit[y] == 1:
+                            qa[m1] = posv[y]; m1 += 1
+                        elif hit[y] > 1:
+                            qb[m2] = posv[y]; m2 += 1
+                qa[:m1].sort(); qb[:m2].sort()
+                for t in range(m1):
+                    y = vloc[c0 + qa[t]]
+                    if not in_atom[y]:
+                        in_atom[y] = True; atom[na] = y; na += 1
+                        y0 = rptr[c0 + y]; y1 = rptr[c0 + y + 1]
+                        for j in range(y0, y1):
+                            for l in range(j + 1, y1):
+                                a = rcol[j]; b = rcol[l]
+                                if a > b: a, b = b, a
+                                apair[a, b] = True
+                for t in range(m2):
+                    y = vloc[c0 + qb[t]]; blocked[y] = True; border[nb] = y; nb += 1
+            for t in range(nto): hit[touched[t]] = 0
+        # ---- kept atoms (E2E: drop the rare ones) and the filtered test set
+        keep[:K] = False
+        for t in range(nt):
+            i = test[t]
+            for j in range(rptr[c0 + i], rptr[c0 + i + 1]): keep[rcol[j]] = True
+        if drop_rare > 0:
+            tc[:K] = 0
+            for t in range(nt):
+                i = test[t]
+                for j in range(rptr[c0 + i], rptr[c0 + i + 1]): tc[rcol[j]] += 1
+            for a in range(K):
+                if keep[a] and tc[a] <= drop_rare: keep[a] = False
+            m = 0
+            for t in range(nt):
+                i = test[t]; good = True
+                for j in range(rptr[c0 + i], rptr[c0 + i + 1]):
+                    if not keep[rcol[j]]: good = False
+                if good:
+                    test[m] = i; m += 1
+            nt = m
+        istest[:n] = False
+        for t in range(nt): istest[test[t]] = True
+        # ---- Algorithm 2
+        acnt[:K] = 0
+        for ja in range(na):
+            y = atom[ja]; aidx[y] = ja; k = 0
+            for j in range(rptr[c0 + y], rptr[c0 + y + 1]):
+                if keep[rcol[j]]:
+                    acnt[rcol[j]] += 1; k += 1
+            nA[ja] = k
+        cnt[:K] = acnt[:K]
+        total = 0
+        for a in range(K): total += acnt[a]
+        S_run = float(total)
+        order = np.argsort(nA[:na], kind='mergesort')
+        for k in range(na):
+            apos[order[k]] = k; abypos[k] = order[k]
+        aliveA[:na] = True
+        # groups of Atom samples with the same multiset of kept atoms (they share V): members in descending pos
+        ns = 0
+        for ja in range(na):
+            sptr[ja] = ns; y = atom[ja]
+            for j in range(rptr[c0 + y], rptr[c0 + y + 1]):
+                if keep[rcol[j]]:
+                    sval[ns] = rcol[j]; ns += 1
+            sval[sptr[ja]:ns].sort()
+        sptr[na] = ns
+        cap = 1
+        while cap < 2 * na + 2: cap *= 2
+        tab = np.full(cap, -1, np.int64)
+        G = 0
+        for k in range(na - 1, -1, -1):
+            ja = abypos[k]
+            if nA[ja] == 0:
+                grp[ja] = -1; continue
+            h = np.int64(1469598103)
+            for j in range(sptr[ja], sptr[ja + 1]): h = h * np.int64(1000003) + sval[j] + 1
+            slot = h & (cap - 1)
+            while True:
+                rep = tab[slot]
+                if rep < 0:
+                    tab[slot] = ja; grp[ja] = G; grep[G] = ja; gsize[G] = 0; G += 1; break
+                same = sptr[rep + 1] - sptr[rep] == sptr[ja + 1] - sptr[ja]
+                if same:
+                    for j in range(sptr[ja + 1] - sptr[ja]):
+                        if sval[sptr[rep] + j] != sval[sptr[ja] + j]:
+                            same = False; break
+                if same:
+                    grp[ja] = grp[rep]; break
+                slot = (slot + 1) & (cap - 1)
+            gsize[grp[ja]] += 1
+        acc_ = 0
+        for g in range(G):
+            gstart[g] = acc_; ghead[g] = acc_; acc_ += gsize[g]; gfill[g] = gstart[g]
+        for k in range(na - 1, -1, -1):
+            ja = abypos[k]
+            if grp[ja] >= 0:
+                g = grp[ja]; gmem[gfill[g]] = ja; gfill[g] += 1
+        for jb in range(nb): bidx[border[jb]] = jb
+        aliveB[:nb] = True; VB[:nb] = 0
+        M = na + 1
+        OFF = 8 * (total + 8 * nb + 8)
+        nadd = 0
+        for _ in range(nb):
+            best = -1
+            for jb in range(nb - 1, -1, -1):
+                if aliveB[jb] and (best < 0 or VB[jb] > VB[best]): best = jb
+            aliveB[best] = False
+            x = border[best]
+            if istest[x]: continue
+            s0 = rptr[c0 + x]; s1 = rptr[c0 + x + 1]
+            num = 0
+            for j in range(s0, s1):
+                a = rcol[j]
+                if keep[a]:
+                    cnt[a] += 1; num += 1
+            nR = 0
+            if num > 0:
+                hn = 0
+                for g in range(G):
+                    gtake[g] = 0
+                    if ghead[g] < gstart[g] + gsize[g]:
+                        rep = grep[g]
+                        if nA[rep] <= num:
+                            vv = 0
+                            for j in range(sptr[rep], sptr[rep + 1]): vv += acnt[sval[j]] - cnt[sval[j]]
+                            gv[g] = vv
+                            heap[hn] = (vv + OFF) * M + (na - apos[gmem[ghead[g]]]); hn += 1
+                for s in range(hn // 2 - 1, -1, -1): _sift_down(heap, s, hn)
+                while num > 0 and hn > 0:
+                    key = heap[0]; hn -= 1
+                    if hn > 0:
+                        heap[0] = heap[hn]; _sift_down(heap, 0, hn)
+                    ja = abypos[na - key % M]
+                    if nA[ja] > num: continue
+                    g = grp[ja]; rep = grep[g]
+                    for j in range(sptr[rep], sptr[rep + 1]): cnt[sval[j]] -= 1
+                    bad = False
+                    for j in range(sptr[rep], sptr[rep + 1]):
+                        if cnt[sval[j]] <= 0: bad = True
+                    if bad:
+                        for j in range(sptr[rep], sptr[rep + 1]): cnt[sval[j]] += 1
+                        continue
+                    R[nR] = ja; nR += 1; num -= nA[ja]; gtake[g] += 1
+                    nxt = ghead[g] + gtake[g]
+                    if num >= nA[ja] and nxt < gstart[g] + gsize[g]:
+                        heap[hn] = (gv[g] + OFF) * M + (na - apos[gmem[nxt]]); hn += 1
+                        k = hn - 1
+                        while k > 0:                                # sift up
+                            pk = (k - 1) // 2
+                            if heap[pk] > heap[k]:
+                                tmp = heap[pk]; heap[pk] = heap[k]; heap[k] = tmp; k = pk
+                            else: break
+            ok = False
+            S_new = S_run
+            nddl = 0
+            if num == 0:
+                stamp += 1
+                for j in range(s0, s1):
+                    a = rcol[j]
+                    if keep[a]:
+                        if amark[a] != stamp:
+                            amark[a] = stamp; dd[a] = 0; ddl[nddl] = a; nddl += 1
+                        dd[a] -= 1
+                for t in range(nR):
+                    y = atom[R[t]]
+                    for j in range(rptr[c0 + y], rptr[c0 + y + 1]):
+                        a = rcol[j]
+                        if keep[a]:
+                            if amark[a] != stamp:
+                                amark[a] = stamp; dd[a] = 0; ddl[nddl] = a; nddl += 1
+                            dd[a] += 1
+                acc = 0.0
+                for t in range(nddl):
+                    a = ddl[t]
+                    acc += np.sqrt(float(acnt[a] * cnt[a])) - np.sqrt(float(acnt[a] * (cnt[a] + dd[a])))
+                S_new = S_run + acc
+                exact = total == 0
+                D = 0.0
+                if not exact:
+                    D = 1.0 - min(1.0, S_new / total)
+                    exact = abs(D - r) < 1e-9
+                if exact:
+                    ka = 0
+                    for t in range(K):
+                        if keep[kord[k0 + t]]: ka += 1
+                    av = np.empty(ka, np.float64); cv = np.empty(ka, np.float64); ka = 0
+                    for t in range(K):
+                        a = kord[k0 + t]
+                        if keep[a]:
+                            av[ka] = acnt[a]; cv[ka] = cnt[a]; ka += 1
+                    with numba.objmode(D='float64'):
+                        D = _exact_divergence(av, cv)
+                ok = D <= r
+            if ok:
+                added[nadd] = x; nadd += 1; S_run = S_new
+                for t in range(nR):
+                    aliveA[R[t]] = False; ghead[grp[R[t]]] += 1
+                for t in range(nddl):
+                    a = ddl[t]; dv = dd[a]
+                    if dv != 0:
+                        for q in range(pptr[k0 + a], pptr[k0 + a + 1]):
+                            y = pval[q]
+                            if bidx[y] >= 0: VB[bidx[y]] += dv
+            else:
+                for j in range(s0, s1):
+                    if keep[rcol[j]]: cnt[rcol[j]] -= 1
+                for t in range(nR):
+                    y = atom[R[t]]
+                    for j in range(rptr[c0 + y], rptr[c0 + y + 1]):
+                        if keep[rcol[j]]: cnt[rcol[j]] += 1
+        # ---- outputs
+        for t in range(nt): o_test[c0 + t] = test[t]
+        n_test[ci] = nt
+        m = 0
+        for ja in range(na):
+            o_atom[c0 + ja] = atom[ja]
+            if aliveA[ja]:
+                o_comb[c0 + m] = atom[ja]; m += 1
+        for t in range(nadd):
+            o_comb[c0 + m] = added[t]; m += 1
+        n_atom[ci] = na; n_comb[ci] = m
+        m = 0
+        for t in range(K):
+            a = kord[k0 + t]
+            if keep[a]:
+                o_key[k0 + m] = a; o_ac[k0 + m] = acnt[a]; o_cc[k0 + m] = cnt[a]; m += 1
+        n_key[ci] = m
+        for ja in range(na): aidx[atom[ja]] = -1
+        for jb in range(nb): bidx[border[jb]] = -1
+    return o_test, n_test, o_atom, n_atom, o_comb, n_comb, o_key, o_ac, o_cc, n_key
 
-# %% ../../nbs/spor/01_systematicity.ipynb #bf769da7
-def _visit_orders(P: Problem, rank: np.ndarray) -> list:
-    "Every cluster's visiting order (local indices, ascending (size, rank)) from one global sort."
-    c = P.__dict__.get('_order_index')
-    if c is None:
-        cid = np.empty(len(P.samples), np.int64); loc = np.empty(len(P.samples), np.int64)
-        for ci, cl in enumerate(P.clusters): cid[cl] = ci; loc[cl] = np.arange(len(cl))
-        size = np.array([len(u) for u in P.units], np.int64)
-        bounds = np.cumsum([0] + [len(cl) for cl in P.clusters]).tolist()
-        c = P.__dict__['_order_index'] = (cid, loc, size, bounds)
-    cid, loc, size, bounds = c
-    o = loc[np.lexsort((rank, size, cid))].tolist()
-    return [o[bounds[i]:bounds[i + 1]] for i in range(len(P.clusters))]
+# %% ../../nbs/spor/01_systematicity.ipynb #6b452118
+def fast_splits(P: Problem, rank: np.ndarray, r: float = 0.02) -> list:
+    "The `ClusterSplit` of every cluster under the random ranks `rank`, from the compiled kernel; same as `baseline_cluster`."
+    F = _flat(P)
+    o_test, n_test, o_atom, n_atom, o_comb, n_comb, o_key, o_ac, o_cc, n_key = _kernel(
+        F.visit(rank), F.cstart, F.rptr, F.rcol, F.kstart, F.pptr, F.pval, F.kord, P.drop_rare, r)
+    out = []
+    for ci in range(len(P.clusters)):
+        c0, k0 = F.cstart[ci], F.kstart[ci]
+        gp = F.gpool[c0:]
+        kk = F.kname[k0 + o_key[k0:k0 + n_key[ci]]].tolist()
+        out.append(ClusterSplit(gp[o_test[c0:c0 + n_test[ci]]].tolist(), gp[o_atom[c0:c0 + n_atom[ci]]].tolist(),
+                                gp[o_comb[c0:c0 + n_comb[ci]]].tolist(), dict(zip(kk, o_ac[k0:k0 + n_key[ci]].tolist())),
+                                dict(zip(kk, o_cc[k0:k0 + n_key[ci]].tolist()))))
+    return out
+
+# %% ../../nbs/spor/01_systematicity.ipynb #76386135
+def fast_score(P: Problem, rank: np.ndarray, r: float = 0.02) -> int:
+    "The number of test units of the try with ranks `rank` (`try_score` of `fast_splits`, without building the splits)."
+    F = _flat(P)
+    o_test, n_test = _kernel(F.visit(rank), F.cstart, F.rptr, F.rcol, F.kstart, F.pptr, F.pval, F.kord, P.drop_rare, r)[:2]
+    keep = np.arange(len(o_test)) - np.repeat(F.cstart[:-1], np.diff(F.cstart)) < np.repeat(n_test, np.diff(F.cstart))
+    return int(F.size[o_test[keep] + np.repeat(F.cstart[:-1], np.diff(F.cstart))[keep]].sum())
 
 # %% ../../nbs/spor/01_systematicity.ipynb #adea8136
-def run_try(P: Problem, seed: int, t: int, tries: int, r: float = 0.02, impl: str = 'fast', big: int = 2000) -> list:
-    "The `ClusterSplit` of every cluster in try `t` (`impl`: 'fast' or 'baseline')."
+def run_try(P: Problem, seed: int, t: int, tries: int, r: float = 0.02, impl: str = 'fast') -> list:
+    "The `ClusterSplit` of every cluster in try `t` (`impl`: 'fast', the compiled kernel, or 'baseline')."
     rank = try_ranks(len(P.samples), seed, t, tries)
     if impl == 'baseline': return [baseline_cluster(P, c, rank, r) for c in P.clusters]
     if impl != 'fast': raise CogenError(f"unknown implementation {impl!r}; use 'fast' or 'baseline'")
-    vs = _visit_orders(P, rank)
-    return [fast_cluster(P, ci, rank, r, big, vs[ci]) for ci in range(len(P.clusters))]
+    return fast_splits(P, rank, r)
 
 # %% ../../nbs/spor/01_systematicity.ipynb #0eda80dd
 def try_score(P: Problem, splits: list) -> int:
@@ -479,7 +557,7 @@ _WORK = {}
 def _score_tries(args):
     ts, seed, tries, r = args
     P = _WORK['P']
-    return [(try_score(P, run_try(P, seed, t, tries, r)), t) for t in ts]
+    return [(fast_score(P, try_ranks(len(P.samples), seed, t, tries), r), t) for t in ts]
 
 # %% ../../nbs/spor/01_systematicity.ipynb #7d7beb25
 def search(P: Problem, tries: int, seed: int = 0, workers: int = 2, r: float = 0.02, progress: bool = True) -> tuple[int, int, list]:
@@ -488,9 +566,9 @@ def search(P: Problem, tries: int, seed: int = 0, workers: int = 2, r: float = 0
     from tqdm.auto import tqdm
     if tries < 1: raise CogenError(f"tries must be >= 1, got {tries}")
     if workers < 1: raise CogenError(f"workers must be >= 1, got {workers}")
-    chunk = max(1, min(50, tries // (workers * 8) or 1))
+    chunk = max(1, min(200, tries // (workers * 8) or 1))
     jobs = [(list(range(i, min(i + chunk, tries))), seed, tries, r) for i in range(0, tries, chunk)]
-    for ci in range(len(P.clusters)): _cluster_index(P, ci)     # built once, shared by the forked workers
+    fast_score(P, try_ranks(len(P.samples), seed, 0, tries), r)    # index built and kernel compiled once, before the fork
     _WORK['P'] = P
     scores = [0] * tries
     bar = tqdm(total=tries, desc='systematicity tries', disable=not progress)

@@ -90,10 +90,13 @@ class DemoPool:
         tkey, R = concept_key(test['concepts']), set(relations_of(test['label']))
         if setting == 'id':
             if order != 'random' or packaging: raise CogenError("orders and packagings are ood experiments; use --setting ood")
-            c = [i for i in self.by_label.get(test['label'], []) if self._ok(i, test, tkey)]
-            if len(c) < shots: return f'id: {len(c)} other sets with the label'
-            pick = rng.choice(len(c), shots, replace=False)
-            return [self.recs[c[j]] for j in pick]
+            groups: dict = {}       # the label's samples by concept set: several reference sentences share one set
+            for i in self.by_label.get(test['label'], []):
+                if self._ok(i, test, tkey): groups.setdefault(concept_key(self.recs[i]['concepts']), []).append(i)
+            keys = sorted(groups)
+            if len(keys) < shots: return f'id: {len(keys)} other concept sets with the label'
+            pick = rng.choice(len(keys), shots, replace=False)   # distinct sets, then one of each set's sentences
+            return [self.recs[groups[keys[j]][rng.integers(len(groups[keys[j]]))]] for j in pick]
         cand = sorted({i for x in R for i in self.by_rel.get(x, [])})
         cand = [i for i in cand if self.recs[i]['label'] != test['label'] and not R <= set(relations_of(self.recs[i]['label'])) and self._ok(i, test, tkey)]
         if order in ('A', 'B', 'C'): cand = [i for i in cand if self.recs[i].get('structure') == order]

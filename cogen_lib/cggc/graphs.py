@@ -241,7 +241,8 @@ def run_graphs(ix: KGIndex, S: np.ndarray, concept_lists: list, workers: int = 2
     return out
 
 # %% ../../nbs/cggc/01_graphs.ipynb #56ed8717
-def prepare(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hops: int = 0, store=None, progress: bool = True):
+def prepare(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hops: int = 0, store=None, progress: bool = True,
+            workers: int = 2):
     "(sentences, index with embeddings, sentence embeddings, info) for a build; embeds what the store lacks."
     from cogen_lib.cggc.kg import load_kg, prune_triples, EmbeddingStore
     t0 = time.perf_counter()
@@ -251,8 +252,11 @@ def prepare(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hop
     sub = prune_triples(triples, concepts, hops=hops)
     ix = build_index(sub)
     store = store or EmbeddingStore()
-    rows = store.ensure(ix.texts(), progress=progress)
-    srows = store.ensure(sents.target.tolist(), progress=progress)
+    t1 = time.perf_counter()
+    rows = store.ensure(ix.texts(), workers=workers, progress=progress)
+    t2 = time.perf_counter()
+    srows = store.ensure(sents.target.tolist(), workers=workers, progress=progress)
+    t3 = time.perf_counter()
     M = store.matrix()
     ix.E = np.ascontiguousarray(M[rows])
     S = np.ascontiguousarray(M[srows])
@@ -261,6 +265,7 @@ def prepare(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hop
                 method='paper (whole graph, exact leaf pruning)' if hops == 0 else f'restricted to {hops}-hop neighbourhoods of the concepts (not the paper method)',
                 kg_triples=len(triples), triples_used=ix.n_triples, nodes_used=ix.n_nodes, pairs_used=len(ix.starts),
                 concepts=len(concepts), concepts_in_kg=sum(c in nodes for c in concepts), embedder=store.model,
+                embed_triples_seconds=round(t2 - t1, 1), embed_sentences_seconds=round(t3 - t2, 1),
                 prepare_seconds=round(time.perf_counter() - t0, 1))
     return sents, ix, S, info
 
@@ -271,7 +276,7 @@ def build_graphs(out: Path | str, kg: str = 'conceptnet4', kg_path=None, limit: 
     from cogen_lib.core import atomic_write_text
     from cogen_lib.cggc.labels import label_stats
     t0 = time.perf_counter()
-    sents, ix, S, info = prepare(kg, kg_path, limit, hops, store, progress)
+    sents, ix, S, info = prepare(kg, kg_path, limit, hops, store, progress, workers)
     t1 = time.perf_counter()
     gs = run_graphs(ix, S, sents.concepts.tolist(), workers=workers, progress=progress)
     t2 = time.perf_counter()

@@ -99,7 +99,8 @@ def structure_type(edges: list, n_concepts: int) -> str | None:
 # %% ../../nbs/cggc/01_graphs.ipynb #f7fb44c6
 def graph_from_paths(ix: KGIndex, w: np.ndarray, concepts: list[str], pred: dict) -> dict:
     """The reasoning-graph fields for `concepts`: `pred[c]` maps each node id reached from concept c to its
-    predecessor (-9999 at c); pairs (c_i, c_j), i < j, are walked back from c_j."""
+    predecessor (-9999 at c), as a dict or as SciPy's predecessor array (negative where not reached); pairs
+    (c_i, c_j), i < j, are walked back from c_j."""
     pair_of = {}
     missing, pairs = [], set()
     cs = list(concepts)
@@ -107,11 +108,11 @@ def graph_from_paths(ix: KGIndex, w: np.ndarray, concepts: list[str], pred: dict
         for b in cs[i + 1:]:
             ia, ib = ix.node.get(a), ix.node.get(b)
             pr = pred.get(a)
-            if ia is None or ib is None or pr is None or ib not in pr:
+            if ia is None or ib is None or pr is None or not (ib in pr if isinstance(pr, dict) else pr[ib] >= 0):
                 missing.append([a, b]); continue
             x = ib
             while x != ia:
-                y = pr[x]; pairs.add((min(x, y), max(x, y))); x = y
+                y = int(pr[x]); pairs.add((min(x, y), max(x, y))); x = y
     edges, nodes = [], set()
     for u, v in sorted(pairs):
         p = _pair_id(ix, u, v)
@@ -155,8 +156,14 @@ def plain_graph(ix: KGIndex, s: np.ndarray, concepts: list[str], G=None) -> dict
 
 # %% ../../nbs/cggc/01_graphs.ipynb #e0d6fc15
 def _csr(ix: KGIndex, pw: np.ndarray):
+    "The symmetric sparse graph with pair weights `pw`; its structure is built once per index, only the weights change."
     import scipy.sparse as sp
-    return sp.csr_matrix((pw[ix.slot_pair].astype(np.float64), ix.indices, ix.indptr), shape=(ix.n_nodes, ix.n_nodes))
+    data = pw[ix.slot_pair].astype(np.float64)
+    A = ix.__dict__.get('_A')
+    if A is None:
+        A = sp.csr_matrix((data, ix.indices, ix.indptr), shape=(ix.n_nodes, ix.n_nodes)); ix.__dict__['_A'] = A
+    else: A.data = data
+    return A
 
 # %% ../../nbs/cggc/01_graphs.ipynb #3b7f5c76
 def _local_bound(ix: KGIndex, pw: np.ndarray, a: int, b: int) -> float:
@@ -181,9 +188,7 @@ def fast_graph(ix: KGIndex, w: np.ndarray, pw: np.ndarray, concepts: list[str]) 
         bound = max(_local_bound(ix, pw, ids[i], x) for i, _ in src for x in ids[i + 1:] if x is not None)
         limit = bound * (1 + 1e-9) + 1e-12 if np.isfinite(bound) else np.inf
         dist, P = dijkstra(_csr(ix, pw), directed=True, indices=[ids[i] for i, _ in src], return_predecessors=True, limit=limit)
-        for k, (i, c) in enumerate(src):
-            reach = np.flatnonzero(np.isfinite(dist[k]))
-            pred[c] = dict(zip(reach.tolist(), P[k, reach].tolist()))
+        for k, (i, c) in enumerate(src): pred[c] = P[k]
     return graph_from_paths(ix, w, concepts, pred)
 
 # %% ../../nbs/cggc/01_graphs.ipynb #ffe7c1b4

@@ -178,16 +178,34 @@ def _local_bound(ix: KGIndex, pw: np.ndarray, a: int, b: int) -> float:
     return best
 
 # %% ../../nbs/cggc/01_graphs.ipynb #b70bb68e
+def _components(ix: KGIndex) -> np.ndarray:
+    "Connected-component label of each node (weights play no part), computed once per index."
+    comp = ix.__dict__.get('_comp')
+    if comp is None:
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import connected_components
+        A = sp.csr_matrix((np.ones(len(ix.indices)), ix.indices, ix.indptr), shape=(ix.n_nodes, ix.n_nodes))
+        comp = ix.__dict__['_comp'] = connected_components(A, directed=False)[1]
+    return comp
+
 def fast_graph(ix: KGIndex, w: np.ndarray, pw: np.ndarray, concepts: list[str]) -> dict:
-    "Reasoning graph of one sentence from its triple weights `w` and pair weights `pw` (bounded SciPy Dijkstra)."
+    """Reasoning graph of one sentence from its triple weights `w` and pair weights `pw` (bounded SciPy Dijkstra):
+    the search radius starts at the longest direct or one-intermediate path between two concepts and doubles until
+    every connected concept pair is reached (pairs in different components have no path and are not waited for)."""
     from scipy.sparse.csgraph import dijkstra
     ids = [ix.node.get(c) for c in concepts]
     src = [(i, c) for i, c in enumerate(concepts[:-1]) if ids[i] is not None and any(x is not None for x in ids[i + 1:])]
     pred = {}
     if src:
-        bound = max(_local_bound(ix, pw, ids[i], x) for i, _ in src for x in ids[i + 1:] if x is not None)
-        limit = bound * (1 + 1e-9) + 1e-12 if np.isfinite(bound) else np.inf
-        dist, P = dijkstra(_csr(ix, pw), directed=True, indices=[ids[i] for i, _ in src], return_predecessors=True, limit=limit)
+        comp = _components(ix)
+        need = [(k, x) for k, (i, _) in enumerate(src) for x in ids[i + 1:] if x is not None and comp[ids[i]] == comp[x]]
+        bounds = [_local_bound(ix, pw, ids[src[k][0]], x) for k, x in need]
+        limit = max([b for b in bounds if np.isfinite(b)] + [0.0 if all(np.isfinite(bounds)) else 0.75])
+        A = _csr(ix, pw)
+        while True:
+            dist, P = dijkstra(A, directed=True, indices=[ids[i] for i, _ in src], return_predecessors=True, limit=limit * (1 + 1e-9) + 1e-12)
+            if all(np.isfinite(dist[k, x]) for k, x in need): break
+            limit *= 2
         for k, (i, c) in enumerate(src): pred[c] = P[k]
     return graph_from_paths(ix, w, concepts, pred)
 

@@ -95,7 +95,7 @@ def store_embed(store=None):
     from cogen_lib.cggc.kg import EmbeddingStore
     store = store or EmbeddingStore()
     def embed(texts):
-        rows = store.ensure(texts, progress=False)
+        rows = store.ensure(texts, progress=False, workers=2)
         return np.asarray(store.matrix()[rows])
     return embed
 

@@ -1,11 +1,11 @@
 """Milliseconds per sentence of CGGC's reasoning-graph search vs a plain full-graph Dijkstra, on the same sentences.
 
-Run from the repository root:  COGEN_MIRROR=../shared/data .venv/bin/python bench/cggc_graphs.py [--sets 30] [--workers 2]
+Run from the repository root:  COGEN_MIRROR=../shared/data .venv/bin/python bench/cggc_graphs.py [--sets 30] [--sentences N] [--workers 2]
     [--kg conceptnet4 | --kg conceptnet5 --kg-path P] [--only-embedded]
 
 Both sides get the same inputs: the ConceptNet triples that can lie on a path between CommonGen concepts (exact leaf
 pruning, `cggc.kg.prune_triples`), their `minilm-l6` embeddings from the triple store, and the embeddings of the
-reference sentences of the first `--sets` concept sets. Embedding is a one-time step outside both timings.
+reference sentences of the first `--sets` concept sets (the first `--sentences` of them when given). Embedding is a one-time step outside both timings.
 
 * plain: per sentence, one matrix-vector product over all triples, the lowest weight per node pair, and networkx's
   `single_source_dijkstra` over the whole graph from each concept (no bound), one process;
@@ -31,6 +31,7 @@ from cogen_lib.cggc.graphs import commongen_sentences, build_index, run_graphs, 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--sets', type=int, default=30)
+    ap.add_argument('--sentences', type=int, default=0, help='only the first N sentences of those sets (0: all)')
     ap.add_argument('--workers', type=int, default=2)
     ap.add_argument('--kg', default='conceptnet4')
     ap.add_argument('--kg-path', default=None)
@@ -38,6 +39,7 @@ def main():
     a = ap.parse_args()
     all_sents = commongen_sentences()
     sents = commongen_sentences(a.sets)
+    if a.sentences: sents = sents.iloc[:a.sentences].reset_index(drop=True)
     triples = load_kg(a.kg, a.kg_path)
     concepts = sorted({c for cs in all_sents.concepts for c in cs})
     sub = prune_triples(triples, concepts)
@@ -73,7 +75,8 @@ def main():
     print(f"cogen, 1 process                   : {1000 * t_fast1 / n:8.2f} ms/sentence")
     print(f"cogen, {a.workers} processes                 : {1000 * t_fast / n:8.2f} ms/sentence")
     print(f"identical graphs: {same}/{n}")
-    print(f"ratio plain / cogen ({a.workers} processes): {t_plain / t_fast:.1f}x")
+    print(f"ratio plain / cogen ({a.workers} processes): {t_plain / t_fast:.1f}x; plain / cogen (1 process): {t_plain / t_fast1:.1f}x")
+    print(f"load average (1, 5, 15 min) at the end: {os.getloadavg()} on {os.cpu_count()} cores")
     if same != n:
         for p, f in zip(plain, fast):
             if p != f: print('first difference:', p, f, sep='\n'); break

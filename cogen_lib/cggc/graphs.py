@@ -99,7 +99,8 @@ def structure_type(edges: list, n_concepts: int) -> str | None:
 # %% ../../nbs/cggc/01_graphs.ipynb #f7fb44c6
 def graph_from_paths(ix: KGIndex, w: np.ndarray, concepts: list[str], pred: dict) -> dict:
     """The reasoning-graph fields for `concepts`: `pred[c]` maps each node id reached from concept c to its
-    predecessor (-9999 at c); pairs (c_i, c_j), i < j, are walked back from c_j."""
+    predecessor (-9999 at c), as a dict or as SciPy's predecessor array (negative where not reached); pairs
+    (c_i, c_j), i < j, are walked back from c_j."""
     pair_of = {}
     missing, pairs = [], set()
     cs = list(concepts)
@@ -107,11 +108,11 @@ def graph_from_paths(ix: KGIndex, w: np.ndarray, concepts: list[str], pred: dict
         for b in cs[i + 1:]:
             ia, ib = ix.node.get(a), ix.node.get(b)
             pr = pred.get(a)
-            if ia is None or ib is None or pr is None or ib not in pr:
+            if ia is None or ib is None or pr is None or not (ib in pr if isinstance(pr, dict) else pr[ib] >= 0):
                 missing.append([a, b]); continue
             x = ib
             while x != ia:
-                y = pr[x]; pairs.add((min(x, y), max(x, y))); x = y
+                y = int(pr[x]); pairs.add((min(x, y), max(x, y))); x = y
     edges, nodes = [], set()
     for u, v in sorted(pairs):
         p = _pair_id(ix, u, v)
@@ -155,8 +156,14 @@ def plain_graph(ix: KGIndex, s: np.ndarray, concepts: list[str], G=None) -> dict
 
 # %% ../../nbs/cggc/01_graphs.ipynb #e0d6fc15
 def _csr(ix: KGIndex, pw: np.ndarray):
+    "The symmetric sparse graph with pair weights `pw`; its structure is built once per index, only the weights change."
     import scipy.sparse as sp
-    return sp.csr_matrix((pw[ix.slot_pair].astype(np.float64), ix.indices, ix.indptr), shape=(ix.n_nodes, ix.n_nodes))
+    data = pw[ix.slot_pair].astype(np.float64)
+    A = ix.__dict__.get('_A')
+    if A is None:
+        A = sp.csr_matrix((data, ix.indices, ix.indptr), shape=(ix.n_nodes, ix.n_nodes)); ix.__dict__['_A'] = A
+    else: A.data = data
+    return A
 
 # %% ../../nbs/cggc/01_graphs.ipynb #3b7f5c76
 def _local_bound(ix: KGIndex, pw: np.ndarray, a: int, b: int) -> float:
@@ -171,19 +178,35 @@ def _local_bound(ix: KGIndex, pw: np.ndarray, a: int, b: int) -> float:
     return best
 
 # %% ../../nbs/cggc/01_graphs.ipynb #b70bb68e
+def _components(ix: KGIndex) -> np.ndarray:
+    "Connected-component label of each node (weights play no part), computed once per index."
+    comp = ix.__dict__.get('_comp')
+    if comp is None:
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import connected_components
+        A = sp.csr_matrix((np.ones(len(ix.indices)), ix.indices, ix.indptr), shape=(ix.n_nodes, ix.n_nodes))
+        comp = ix.__dict__['_comp'] = connected_components(A, directed=False)[1]
+    return comp
+
 def fast_graph(ix: KGIndex, w: np.ndarray, pw: np.ndarray, concepts: list[str]) -> dict:
-    "Reasoning graph of one sentence from its triple weights `w` and pair weights `pw` (bounded SciPy Dijkstra)."
+    """Reasoning graph of one sentence from its triple weights `w` and pair weights `pw` (bounded SciPy Dijkstra):
+    the search radius starts at the longest direct or one-intermediate path between two concepts and doubles until
+    every connected concept pair is reached (pairs in different components have no path and are not waited for)."""
     from scipy.sparse.csgraph import dijkstra
     ids = [ix.node.get(c) for c in concepts]
     src = [(i, c) for i, c in enumerate(concepts[:-1]) if ids[i] is not None and any(x is not None for x in ids[i + 1:])]
     pred = {}
     if src:
-        bound = max(_local_bound(ix, pw, ids[i], x) for i, _ in src for x in ids[i + 1:] if x is not None)
-        limit = bound * (1 + 1e-9) + 1e-12 if np.isfinite(bound) else np.inf
-        dist, P = dijkstra(_csr(ix, pw), directed=True, indices=[ids[i] for i, _ in src], return_predecessors=True, limit=limit)
-        for k, (i, c) in enumerate(src):
-            reach = np.flatnonzero(np.isfinite(dist[k]))
-            pred[c] = dict(zip(reach.tolist(), P[k, reach].tolist()))
+        comp = _components(ix)
+        need = [(k, x) for k, (i, _) in enumerate(src) for x in ids[i + 1:] if x is not None and comp[ids[i]] == comp[x]]
+        bounds = [_local_bound(ix, pw, ids[src[k][0]], x) for k, x in need]
+        limit = max([b for b in bounds if np.isfinite(b)] + [0.0 if all(np.isfinite(bounds)) else 0.75])
+        A = _csr(ix, pw)
+        while True:
+            dist, P = dijkstra(A, directed=True, indices=[ids[i] for i, _ in src], return_predecessors=True, limit=limit * (1 + 1e-9) + 1e-12)
+            if all(np.isfinite(dist[k, x]) for k, x in need): break
+            limit *= 2
+        for k, (i, c) in enumerate(src): pred[c] = P[k]
     return graph_from_paths(ix, w, concepts, pred)
 
 # %% ../../nbs/cggc/01_graphs.ipynb #ffe7c1b4
@@ -241,7 +264,8 @@ def run_graphs(ix: KGIndex, S: np.ndarray, concept_lists: list, workers: int = 2
     return out
 
 # %% ../../nbs/cggc/01_graphs.ipynb #56ed8717
-def prepare(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hops: int = 0, store=None, progress: bool = True):
+def prepare(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hops: int = 0, store=None, progress: bool = True,
+            workers: int = 2):
     "(sentences, index with embeddings, sentence embeddings, info) for a build; embeds what the store lacks."
     from cogen_lib.cggc.kg import load_kg, prune_triples, EmbeddingStore
     t0 = time.perf_counter()
@@ -251,8 +275,11 @@ def prepare(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hop
     sub = prune_triples(triples, concepts, hops=hops)
     ix = build_index(sub)
     store = store or EmbeddingStore()
-    rows = store.ensure(ix.texts(), progress=progress)
-    srows = store.ensure(sents.target.tolist(), progress=progress)
+    t1 = time.perf_counter()
+    rows = store.ensure(ix.texts(), workers=workers, progress=progress)
+    t2 = time.perf_counter()
+    srows = store.ensure(sents.target.tolist(), workers=workers, progress=progress)
+    t3 = time.perf_counter()
     M = store.matrix()
     ix.E = np.ascontiguousarray(M[rows])
     S = np.ascontiguousarray(M[srows])
@@ -261,6 +288,7 @@ def prepare(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hop
                 method='paper (whole graph, exact leaf pruning)' if hops == 0 else f'restricted to {hops}-hop neighbourhoods of the concepts (not the paper method)',
                 kg_triples=len(triples), triples_used=ix.n_triples, nodes_used=ix.n_nodes, pairs_used=len(ix.starts),
                 concepts=len(concepts), concepts_in_kg=sum(c in nodes for c in concepts), embedder=store.model,
+                embed_triples_seconds=round(t2 - t1, 1), embed_sentences_seconds=round(t3 - t2, 1),
                 prepare_seconds=round(time.perf_counter() - t0, 1))
     return sents, ix, S, info
 
@@ -271,7 +299,7 @@ def build_graphs(out: Path | str, kg: str = 'conceptnet4', kg_path=None, limit: 
     from cogen_lib.core import atomic_write_text
     from cogen_lib.cggc.labels import label_stats
     t0 = time.perf_counter()
-    sents, ix, S, info = prepare(kg, kg_path, limit, hops, store, progress)
+    sents, ix, S, info = prepare(kg, kg_path, limit, hops, store, progress, workers)
     t1 = time.perf_counter()
     gs = run_graphs(ix, S, sents.concepts.tolist(), workers=workers, progress=progress)
     t2 = time.perf_counter()

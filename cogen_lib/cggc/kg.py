@@ -139,6 +139,24 @@ def prune_triples(triples: pd.DataFrame, concepts, hops: int = 0) -> pd.DataFram
 # %% ../../nbs/cggc/00_kg.ipynb #1816adbb
 def _clean_text(s: str) -> str: return ' '.join(str(s).split())
 
+# %% ../../nbs/cggc/00_kg.ipynb #bb12e082
+_EMBEDDER = None
+def _embed_init(model: str, threads: int | None = 1, embedder=None) -> None:
+    "Load the embedder of this process once (a pool worker's initializer); `threads` torch threads (None: leave as is)."
+    global _EMBEDDER
+    if threads is not None:
+        import torch
+        torch.set_num_threads(threads)
+    if embedder is not None: _EMBEDDER = embedder
+    elif _EMBEDDER is None or getattr(_EMBEDDER, 'name', None) != model:
+        from cogen_lib.models import load_embedder
+        _EMBEDDER = load_embedder(model)
+
+def _embed_chunk(job):
+    "(rows, float32 embeddings, model revision) of one chunk (rows, texts, batch size)."
+    rows, texts, bs = job
+    return rows, np.asarray(_EMBEDDER.embed(texts, batch_size=bs), dtype=np.float32), getattr(_EMBEDDER, 'revision', None)
+
 # %% ../../nbs/cggc/00_kg.ipynb #7179bd7f
 class EmbeddingStore:
     "An append-only, resumable, memory-mapped store of text embeddings (one folder per embedder)."
@@ -200,10 +218,10 @@ class EmbeddingStore:
         if len(r) and not self.done()[r].all(): raise CogenError(f"the embedding store {self.root} lacks some of these rows; run ensure() to finish it")
         return r
 
-    def _write(self, rows: np.ndarray, e: np.ndarray, embedder) -> None:
-        "Write embedded rows, then mark them done (both flushed to disk), under the lock."
+    def _write(self, rows: np.ndarray, e: np.ndarray, revision) -> None:
+        "Write embedded rows, then mark them done (both flushed to disk once), under the lock."
         dim = e.shape[1]
-        if not self.meta().get('dim'): atomic_write_text(self._p('meta.json'), json.dumps(dict(dim=dim, model=self.model, revision=getattr(embedder, 'revision', None))))
+        if not self.meta().get('dim'): atomic_write_text(self._p('meta.json'), json.dumps(dict(dim=dim, model=self.model, revision=revision)))
         with open(self._p('emb.f32'), 'ab'): pass
         with open(self._p('emb.f32'), 'r+b') as f:
             for i, v in zip(rows.tolist(), e): f.seek(i * dim * 4); f.write(v.tobytes())
@@ -213,8 +231,11 @@ class EmbeddingStore:
             for i in rows.tolist(): f.seek(i); f.write(b'\x01')
             f.flush(); os.fsync(f.fileno())
 
-    def ensure(self, texts, embedder=None, chunk: int = 4096, batch_size: int = 128, progress: bool = True) -> np.ndarray:
-        "Embed whatever of `texts` the store lacks (resumably, in chunks) and return the row of each text."
+    def ensure(self, texts, embedder=None, chunk: int = 2048, batch_size: int = 64, workers: int = 1, threads: int = 1,
+               progress: bool = True) -> np.ndarray:
+        """Embed whatever of `texts` the store lacks (resumably, in chunks, shortest texts first) and return the row of
+        each text. `workers > 1` embeds in that many processes of `threads` torch threads each (the model is loaded
+        in each); `embedder` (an object with `embed`) is used in this process instead."""
         from tqdm.auto import tqdm
         texts = [_clean_text(t) for t in texts]
         with self._lock():
@@ -226,17 +247,26 @@ class EmbeddingStore:
         want = np.unique(np.fromiter((ix[t] for t in texts), dtype=np.int64, count=len(texts)))
         todo = want[~self.done()[want]]
         if len(todo):
-            bar = tqdm(total=len(want), initial=len(want) - len(todo), desc=f'embedding ({self.model})', unit='text', disable=not progress, mininterval=5)
             all_texts = self.texts()
-            for k in range(0, len(todo), chunk):
-                rows = todo[k:k + chunk]
-                rows = rows[~self.done()[rows]]          # another process may have embedded some meanwhile
-                if len(rows):
-                    if embedder is None:
-                        from cogen_lib.models import load_embedder
-                        embedder = load_embedder(self.model)
-                    e = embedder.embed([all_texts[i] for i in rows], batch_size=batch_size).astype(np.float32)
-                    with self._lock(): self._write(rows, e, embedder)
-                bar.update(min(chunk, len(todo) - k))
+            todo = todo[np.argsort([len(all_texts[i]) for i in todo], kind='stable')]   # similar lengths share a padded batch
+            chunks = [todo[k:k + chunk] for k in range(0, len(todo), chunk)]
+            bar = tqdm(total=len(want), initial=len(want) - len(todo), desc=f'embedding ({self.model})', unit='text', disable=not progress, mininterval=5)
+            if embedder is not None or workers <= 1 or len(chunks) < 2:     # a pool's start (a model per process) pays off on many chunks only
+                _embed_init(self.model, None, embedder)
+                results = (_embed_chunk((rows, [all_texts[i] for i in rows], batch_size)) for rows in chunks)
+                pool = None
+            else:
+                import multiprocessing as mp
+                pool = mp.get_context('spawn').Pool(workers, initializer=_embed_init, initargs=(self.model, threads))
+                results = pool.imap_unordered(_embed_chunk, [(rows, [all_texts[i] for i in rows], batch_size) for rows in chunks])
+            try:
+                for rows, e, revision in results:
+                    with self._lock():
+                        fresh = ~self.done()[rows]        # another process may have embedded some meanwhile
+                        if fresh.any(): self._write(rows[fresh], e[fresh], revision)
+                    bar.update(len(rows))
+            finally:
+                if pool is not None: pool.terminate(); pool.join()
             bar.close()
         return self.rows(texts)
+

@@ -1,5 +1,5 @@
 # cogen: `make reproduce` regenerates every table and figure; `make test` runs the test suite.
-# Both create .venv and install everything on first use (measured: 17 minutes from a fresh clone on a heavily shared machine; later runs reuse it).
+# Both create .venv and install everything on first use (measured: 2 min 44 s from a fresh clone on a quiet machine, 17 minutes once on a heavily shared one; later runs reuse it).
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv

@@ -639,7 +639,7 @@ class OpenAILM(_CachedModel):
                         max(batch_size, self.concurrency), desc, cache)
         c = self.cost(self.last_stats)
         self.last_stats['cost_usd'] = c
-        self.stats['cost_usd'] = c if self.stats['cost_usd'] != self.stats['cost_usd'] else round(self.stats['cost_usd'] + c, 6)
+        self.stats['cost_usd'] = round(self.stats['cost_usd'] + c, 6)    # NaN (no prices) stays NaN
         return [Generation(v['text'], None, c, v['n_new_tokens'], v['finish_reason']) if v is not None else Generation(None, err)
                 for v, err, c in out]
 

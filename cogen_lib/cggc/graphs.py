@@ -4,21 +4,22 @@
 
 # %% ../../nbs/cggc/01_graphs.ipynb #30cf8ebf
 from __future__ import annotations
-import heapq, itertools, json, os, time
+import json, os, time
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np, pandas as pd
+from numba import njit
 from ..core import CogenError
 from .kg import RELATIONS, verbalise
 
 # %% auto #0
 __all__ = ['REL_ID', 'MIN_WEIGHT', 'KGIndex', 'build_index', 'triple_weights', 'pair_weights', 'best_triple', 'structure_type',
-           'graph_from_paths', 'nx_graph', 'plain_graph', 'fast_graph', 'fast_graphs', 'commongen_sentences',
-           'run_graphs', 'prepare', 'build_graphs', 'read_graphs', 'cached_build']
+           'graph_from_paths', 'nx_graph', 'plain_graph', 'graph_record', 'sentence_graph', 'fast_graphs',
+           'commongen_sentences', 'run_graphs', 'prepare', 'build_graphs', 'read_graphs', 'cached_build']
 
 # %% ../../nbs/cggc/01_graphs.ipynb #c71d9c4e
 REL_ID = {r: i for i, r in enumerate(RELATIONS)}
-MIN_WEIGHT = 1e-9   # a weight of exactly 0 (cos = 1) would read as a missing edge in a sparse matrix
+MIN_WEIGHT = 1e-9   # weights are floored here: a triple identical to the sentence (cos = 1) still costs something
 
 @dataclass
 class KGIndex:
@@ -65,11 +66,34 @@ def build_index(triples: pd.DataFrame) -> KGIndex:
     return KGIndex(names, h, t, r, pair, starts, pu, pv, indptr, b, p, None, node)
 
 # %% ../../nbs/cggc/01_graphs.ipynb #7f47c438
+@njit(cache=True, inline='always')
+def _weight(E, t, s):
+    "Weight (1 - E[t].s) / 2 of triple t for sentence s (float64), floored at MIN_WEIGHT; a fixed summation order."
+    d = E.shape[1]
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+    k8 = d - d % 8
+    for k in range(0, k8, 8):                      # eight independent partial sums: fast and always the same order
+        a0 += np.float64(E[t, k]) * s[k]; a1 += np.float64(E[t, k + 1]) * s[k + 1]
+        a2 += np.float64(E[t, k + 2]) * s[k + 2]; a3 += np.float64(E[t, k + 3]) * s[k + 3]
+        a4 += np.float64(E[t, k + 4]) * s[k + 4]; a5 += np.float64(E[t, k + 5]) * s[k + 5]
+        a6 += np.float64(E[t, k + 6]) * s[k + 6]; a7 += np.float64(E[t, k + 7]) * s[k + 7]
+    tot = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+    for k in range(k8, d): tot += np.float64(E[t, k]) * s[k]
+    w = (1.0 - tot) * 0.5
+    return w if w > MIN_WEIGHT else MIN_WEIGHT
+
+@njit(cache=True)
+def _triple_weights(E, S):
+    W = np.empty((S.shape[0], E.shape[0]))                # (B, T)
+    for b in range(S.shape[0]):
+        for t in range(E.shape[0]): W[b, t] = _weight(E, t, S[b])
+    return W
+
 def triple_weights(E: np.ndarray, S: np.ndarray) -> np.ndarray:
-    "(B, T) weights (1 - cos)/2 of every triple for every sentence; rows of E and S are unit vectors."
-    W = S @ E.T
-    np.subtract(1.0, W, out=W); W *= 0.5
-    return np.maximum(W, MIN_WEIGHT, out=W)
+    "(B, T) float64 weights (1 - cos)/2 of every triple (rows of E) for every sentence (rows of S); unit vectors."
+    E, S = np.asarray(E), np.atleast_2d(np.asarray(S, np.float64))
+    if E.shape[1:] != S.shape[1:]: raise CogenError(f"triple_weights: triple embeddings are {E.shape[1:]}-dimensional, sentence embeddings {S.shape[1:]}; embed both with the same model")
+    return _triple_weights(E, S)
 
 # %% ../../nbs/cggc/01_graphs.ipynb #40880fa4
 def pair_weights(ix: KGIndex, W: np.ndarray) -> np.ndarray:
@@ -98,30 +122,21 @@ def structure_type(edges: list, n_concepts: int) -> str | None:
 
 # %% ../../nbs/cggc/01_graphs.ipynb #f7fb44c6
 def graph_from_paths(ix: KGIndex, w: np.ndarray, concepts: list[str], pred: dict) -> dict:
-    """The reasoning-graph fields for `concepts`: `pred[c]` maps each node id reached from concept c to its
-    predecessor (-9999 at c), as a dict or as SciPy's predecessor array (negative where not reached); pairs
-    (c_i, c_j), i < j, are walked back from c_j."""
-    pair_of = {}
-    missing, pairs = [], set()
+    """The reasoning-graph fields for `concepts` from predecessor maps: `pred[c]` maps each node id reached from
+    concept c to its predecessor (a dict, as networkx gives it); pairs (c_i, c_j), i < j, are walked back from c_j,
+    and each node pair on a path is carried by its lightest triple under the triple weights `w`."""
     cs = list(concepts)
+    reached = [[False] * len(cs) for _ in cs]
+    trip = []
     for i, a in enumerate(cs):
-        for b in cs[i + 1:]:
-            ia, ib = ix.node.get(a), ix.node.get(b)
-            pr = pred.get(a)
-            if ia is None or ib is None or pr is None or not (ib in pr if isinstance(pr, dict) else pr[ib] >= 0):
-                missing.append([a, b]); continue
+        for j in range(i + 1, len(cs)):
+            ia, ib, pr = ix.node.get(a), ix.node.get(cs[j]), pred.get(a)
+            if ia is None or ib is None or pr is None or ib not in pr: continue
+            reached[i][j] = True
             x = ib
             while x != ia:
-                y = int(pr[x]); pairs.add((min(x, y), max(x, y))); x = y
-    edges, nodes = [], set()
-    for u, v in sorted(pairs):
-        p = _pair_id(ix, u, v)
-        t = best_triple(ix, w, p)
-        edges.append([ix.names[ix.head[t]], RELATIONS[ix.rel[t]], ix.names[ix.tail[t]]]); nodes.update((u, v))
-    edges.sort()
-    label = '&'.join(sorted({r for _, r, _ in edges}))
-    return dict(nodes=sorted(ix.names[n] for n in nodes), edges=edges, label=label,
-                structure=structure_type(edges, len(cs)), missing_pairs=missing)
+                y = int(pr[x]); trip.append(best_triple(ix, w, _pair_id(ix, min(x, y), max(x, y)))); x = y
+    return graph_record(ix, trip, cs, reached)
 
 # %% ../../nbs/cggc/01_graphs.ipynb #49eca83e
 def _pair_id(ix: KGIndex, u: int, v: int) -> int:
@@ -149,33 +164,108 @@ def plain_graph(ix: KGIndex, s: np.ndarray, concepts: list[str], G=None) -> dict
     pred = {}
     for c in concepts[:-1]:
         if c not in ix.node: continue
-        src = ix.node[c]
-        _, paths = nx.single_source_dijkstra(G, src, weight='weight')
+        _, paths = nx.single_source_dijkstra(G, ix.node[c], weight='weight')
         pred[c] = {n: (p[-2] if len(p) > 1 else -9999) for n, p in paths.items()}
     return graph_from_paths(ix, w, concepts, pred)
 
 # %% ../../nbs/cggc/01_graphs.ipynb #e0d6fc15
-def _csr(ix: KGIndex, pw: np.ndarray):
-    "The symmetric sparse graph with pair weights `pw`; its structure is built once per index, only the weights change."
-    import scipy.sparse as sp
-    data = pw[ix.slot_pair].astype(np.float64)
-    A = ix.__dict__.get('_A')
-    if A is None:
-        A = sp.csr_matrix((data, ix.indices, ix.indptr), shape=(ix.n_nodes, ix.n_nodes)); ix.__dict__['_A'] = A
-    else: A.data = data
-    return A
+@njit(cache=True, inline='always')
+def _less(d1, v1, d2, v2): return d1 < d2 or (d1 == d2 and v1 < v2)   # heap order: distance, then node id
+
+@njit(cache=True)
+def _push(hd, hv, hn, i, d, v):
+    "Push (d, v) on heap i (arrays hd, hv of row i, size hn[i])."
+    k = hn[i]; hn[i] = k + 1
+    while k > 0:
+        p = (k - 1) >> 1
+        if _less(d, v, hd[i, p], hv[i, p]): hd[i, k] = hd[i, p]; hv[i, k] = hv[i, p]; k = p
+        else: break
+    hd[i, k] = d; hv[i, k] = v
+
+@njit(cache=True)
+def _pop(hd, hv, hn, i):
+    "Pop the smallest (d, v) of heap i."
+    d0, v0 = hd[i, 0], hv[i, 0]
+    n = hn[i] - 1; hn[i] = n
+    d, v = hd[i, n], hv[i, n]
+    k = 0
+    while True:
+        c = 2 * k + 1
+        if c >= n: break
+        if c + 1 < n and _less(hd[i, c + 1], hv[i, c + 1], hd[i, c], hv[i, c]): c += 1
+        if _less(hd[i, c], hv[i, c], d, v): hd[i, k] = hd[i, c]; hv[i, k] = hv[i, c]; k = c
+        else: break
+    if n > 0: hd[i, k] = d; hv[i, k] = v
+    return d0, v0
+
+@njit(cache=True)
+def _top(hd, hv, hn, i, settled):
+    "Distance of the next node search i would settle (stale entries dropped); inf when it has none."
+    while hn[i] > 0:
+        if settled[i, hv[i, 0]]: _pop(hd, hv, hn, i)
+        else: return hd[i, 0]
+    return np.inf
 
 # %% ../../nbs/cggc/01_graphs.ipynb #3b7f5c76
-def _local_bound(ix: KGIndex, pw: np.ndarray, a: int, b: int) -> float:
-    "Length of the best direct or one-intermediate path between nodes a and b (an upper bound on their distance)."
-    na, nb = ix.indices[ix.indptr[a]:ix.indptr[a + 1]], ix.indices[ix.indptr[b]:ix.indptr[b + 1]]
-    wa, wb = pw[ix.slot_pair[ix.indptr[a]:ix.indptr[a + 1]]], pw[ix.slot_pair[ix.indptr[b]:ix.indptr[b + 1]]]
-    best = np.inf
-    k = np.searchsorted(na, b)
-    if k < len(na) and na[k] == b: best = float(wa[k])
-    common, ia, ib = np.intersect1d(na, nb, assume_unique=True, return_indices=True)
-    if len(common): best = min(best, float((wa[ia].astype(np.float64) + wb[ib]).min()))
-    return best
+@njit(cache=True)
+def _pair_weight(bounds, E, s, p, pw, parg, stamp, tick):
+    "Weight of pair p for sentence s, computed on first use (stamp[p] == tick) with its lightest triple in parg[p]."
+    if stamp[p] != tick:
+        best = np.inf; arg = -1
+        for t in range(bounds[p], bounds[p + 1]):
+            w = _weight(E, t, s)
+            if w < best: best = w; arg = t                   # strict: a tie keeps the first triple, as best_triple
+        pw[p] = best; parg[p] = arg; stamp[p] = tick
+    return pw[p]
+
+@njit(cache=True)
+def _search(indptr, indices, slot_pair, bounds, E, s, ids, comp, pw, parg, stamp, tick,
+            dist, predn, preds, settled, hd, hv, hn, touched, nt):
+    """Shortest paths between every pair of concepts (node ids `ids`, -1 = not in the graph) for sentence s, by
+    bidirectional Dijkstra over one shared search per concept. Returns (triple ids on the paths, reached (n, n)).
+    The workspace rows (dist, settled: inf/False outside a call) are restored before returning."""
+    n = len(ids)
+    reached = np.zeros((n, n), np.bool_)
+    mu = np.full((n, n), np.inf); meet = np.full((n, n), -1, np.int64)     # best meeting of searches i and j
+    out = []
+    for i in range(n):
+        hn[i] = 0; nt[i] = 0
+        if ids[i] >= 0:
+            a = ids[i]; dist[i, a] = 0.0; touched[i, 0] = a; nt[i] = 1
+            _push(hd, hv, hn, i, 0.0, a)
+            for o in range(i):                               # a concept listed twice: the empty path joins the two
+                if ids[o] == a: mu[i, o] = mu[o, i] = 0.0; meet[i, o] = meet[o, i] = a
+    for i in range(n - 1):
+        if ids[i] < 0: continue
+        for j in range(i + 1, n):
+            if ids[j] < 0 or comp[ids[j]] != comp[ids[i]]: continue
+            while True:
+                ti = _top(hd, hv, hn, i, settled); tj = _top(hd, hv, hn, j, settled)
+                if ti + tj >= mu[i, j]: break                # no path through unsettled nodes can be shorter
+                x = i if ti <= tj else j                     # advance the search whose next node is closer
+                du, u = _pop(hd, hv, hn, x)
+                settled[x, u] = True
+                for k in range(indptr[u], indptr[u + 1]):
+                    v = indices[k]
+                    if settled[x, v]: continue
+                    p = slot_pair[k]
+                    nd = du + _pair_weight(bounds, E, s, p, pw, parg, stamp, tick)
+                    if nd < dist[x, v]:
+                        if dist[x, v] == np.inf: touched[x, nt[x]] = v; nt[x] += 1
+                        dist[x, v] = nd; predn[x, v] = u; preds[x, v] = p
+                        _push(hd, hv, hn, x, nd, v)
+                        for o in range(n):                   # v joins search x to every search that has reached it
+                            if o != x and dist[o, v] < np.inf and nd + dist[o, v] < mu[x, o]:
+                                mu[x, o] = mu[o, x] = nd + dist[o, v]; meet[x, o] = meet[o, x] = v
+            reached[i, j] = True
+            for side in (i, j):                              # meeting node -> back to each concept
+                y = meet[i, j]
+                while y != ids[side]:
+                    out.append(parg[preds[side, y]]); y = predn[side, y]
+    for i in range(n):
+        for q in range(nt[i]):
+            v = touched[i, q]; dist[i, v] = np.inf; settled[i, v] = False
+    return np.array(out, np.int64), reached
 
 # %% ../../nbs/cggc/01_graphs.ipynb #b70bb68e
 def _components(ix: KGIndex) -> np.ndarray:
@@ -185,36 +275,47 @@ def _components(ix: KGIndex) -> np.ndarray:
         import scipy.sparse as sp
         from scipy.sparse.csgraph import connected_components
         A = sp.csr_matrix((np.ones(len(ix.indices)), ix.indices, ix.indptr), shape=(ix.n_nodes, ix.n_nodes))
-        comp = ix.__dict__['_comp'] = connected_components(A, directed=False)[1]
+        comp = ix.__dict__['_comp'] = connected_components(A, directed=False)[1].astype(np.int64)
     return comp
 
-def fast_graph(ix: KGIndex, w: np.ndarray, pw: np.ndarray, concepts: list[str]) -> dict:
-    """Reasoning graph of one sentence from its triple weights `w` and pair weights `pw` (bounded SciPy Dijkstra):
-    the search radius starts at the longest direct or one-intermediate path between two concepts and doubles until
-    every connected concept pair is reached (pairs in different components have no path and are not waited for)."""
-    from scipy.sparse.csgraph import dijkstra
-    ids = [ix.node.get(c) for c in concepts]
-    src = [(i, c) for i, c in enumerate(concepts[:-1]) if ids[i] is not None and any(x is not None for x in ids[i + 1:])]
-    pred = {}
-    if src:
-        comp = _components(ix)
-        need = [(k, x) for k, (i, _) in enumerate(src) for x in ids[i + 1:] if x is not None and comp[ids[i]] == comp[x]]
-        bounds = [_local_bound(ix, pw, ids[src[k][0]], x) for k, x in need]
-        limit = max([b for b in bounds if np.isfinite(b)] + [0.0 if all(np.isfinite(bounds)) else 0.75])
-        A = _csr(ix, pw)
-        while True:
-            dist, P = dijkstra(A, directed=True, indices=[ids[i] for i, _ in src], return_predecessors=True, limit=limit * (1 + 1e-9) + 1e-12)
-            if all(np.isfinite(dist[k, x]) for k, x in need): break
-            limit *= 2
-        for k, (i, c) in enumerate(src): pred[c] = P[k]
-    return graph_from_paths(ix, w, concepts, pred)
+def _workspace(ix: KGIndex, n: int) -> dict:
+    "The search arrays of this process for sets of up to n concepts (made once per index; grown when n is larger)."
+    ws = ix.__dict__.get('_ws')
+    if ws is None or ws['dist'].shape[0] < n:
+        P, N, K = len(ix.starts), ix.n_nodes, max(n, 8)
+        ws = ix.__dict__['_ws'] = dict(
+            graph=(ix.indptr.astype(np.int64), ix.indices.astype(np.int64), ix.slot_pair.astype(np.int64),
+                   np.r_[ix.starts, ix.n_triples].astype(np.int64)),
+            pw=np.zeros(P), parg=np.zeros(P, np.int64), stamp=np.zeros(P, np.int64), tick=0,
+            dist=np.full((K, N), np.inf), predn=np.zeros((K, N), np.int64), preds=np.zeros((K, N), np.int64),
+            settled=np.zeros((K, N), np.bool_), hd=np.zeros((K, len(ix.indices) + 1)), hv=np.zeros((K, len(ix.indices) + 1), np.int64),
+            hn=np.zeros(K, np.int64), touched=np.zeros((K, N), np.int64), nt=np.zeros(K, np.int64))
+    return ws
+
+def graph_record(ix: KGIndex, triples, concepts: list[str], reached) -> dict:
+    "The output fields from the triple ids on the paths and `reached[i][j]` (i < j) of each concept pair."
+    ts = sorted({int(t) for t in triples})
+    edges = sorted([ix.names[ix.head[t]], RELATIONS[ix.rel[t]], ix.names[ix.tail[t]]] for t in ts)
+    nodes = sorted({ix.names[ix.head[t]] for t in ts} | {ix.names[ix.tail[t]] for t in ts})
+    cs = list(concepts)
+    missing = [[a, b] for i, a in enumerate(cs) for j, b in enumerate(cs) if j > i and not reached[i][j]]
+    return dict(nodes=nodes, edges=edges, label='&'.join(sorted({r for _, r, _ in edges})),
+                structure=structure_type(edges, len(cs)), missing_pairs=missing)
+
+def sentence_graph(ix: KGIndex, s: np.ndarray, concepts: list[str]) -> dict:
+    "Reasoning graph of one sentence embedding `s` (d,) over `concepts`: the fast bidirectional search."
+    if ix.E is None: raise CogenError("sentence_graph: the index has no triple embeddings; set ix.E (cggc.graphs.prepare does)")
+    ids = np.array([ix.node.get(c, -1) for c in concepts], np.int64)
+    ws = _workspace(ix, len(ids)); ws['tick'] += 1
+    trip, reached = _search(*ws['graph'], ix.E, np.asarray(s, np.float64), ids, _components(ix), ws['pw'], ws['parg'],
+                            ws['stamp'], ws['tick'], ws['dist'], ws['predn'], ws['preds'], ws['settled'],
+                            ws['hd'], ws['hv'], ws['hn'], ws['touched'], ws['nt'])
+    return graph_record(ix, trip, concepts, reached)
 
 # %% ../../nbs/cggc/01_graphs.ipynb #ffe7c1b4
 def fast_graphs(ix: KGIndex, S: np.ndarray, concept_lists: list[list[str]]) -> list[dict]:
     "Reasoning graphs of a batch of sentence embeddings S (B, d) with their concept lists."
-    W = triple_weights(ix.E, S)
-    PW = pair_weights(ix, W)
-    return [fast_graph(ix, W[b], PW[b], concept_lists[b]) for b in range(len(S))]
+    return [sentence_graph(ix, S[b], concept_lists[b]) for b in range(len(S))]
 
 # %% ../../nbs/cggc/01_graphs.ipynb #6650a7cb
 def commongen_sentences(limit: int | None = None) -> pd.DataFrame:
@@ -258,6 +359,7 @@ def run_graphs(ix: KGIndex, S: np.ndarray, concept_lists: list, workers: int = 2
         for j in jobs: out.extend(_work(j)); bar.update(len(j[0]))
     else:
         import multiprocessing as mp
+        sentence_graph(ix, S[0], concept_lists[0])    # compile the search (or load numba's cache) once, before the fork
         with mp.get_context('fork').Pool(workers, initializer=_init_worker, initargs=(ix,)) as pool:
             for r in pool.imap(_work, jobs): out.extend(r); bar.update(len(r))
     bar.close()
@@ -337,7 +439,7 @@ def cached_build(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None
     from cogen_lib.core import cache_dir, stable_hash
     from cogen_lib.cggc.kg import _kg_source
     src = _kg_source(kg, kg_path)
-    key = stable_hash([kg, str(src), src.stat().st_size, limit, hops, 1])
+    key = stable_hash([kg, str(src), src.stat().st_size, limit, hops, 2])   # 2: the bidirectional search (a concept listed twice is not a missing pair)
     out = cache_dir('cggc', 'builds')/f'{kg}-{limit or "all"}-h{hops}-{key}'
     if not (out/'stats.json').exists(): build_graphs(out, kg, kg_path, limit, workers, hops, progress=progress)
     return out

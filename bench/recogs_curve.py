@@ -3,7 +3,7 @@
 Run from the repository root (one run; it writes one CSV, the rows of every evaluation):
   COGEN_MIRROR=../shared/data nice -n 10 .venv/bin/python bench/recogs_curve.py [--variant cogs] [--model transformer]
       [--hidden 128] [--batch-size 64] [--lr 1e-3] [--epochs 8] [--eval-limit 10] [--threads 1]
-      [--bucket 0] [--budget-min 28] [--out data/recogs_cpu_curve.csv]
+      [--bucket 0] [--chunks 1] [--budget-min 28] [--out data/recogs_cpu_curve.csv]
 
 One training run of the library's loop (`init_training`, then `train_epoch` epoch by epoch) on all of the variant's
 training rows, with the schedule of `--epochs` epochs (linear warm-up over 10% of the steps, linear decay to 0 at the
@@ -40,6 +40,7 @@ def main():
     ap.add_argument('--threads', type=int, default=1)
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--bucket', type=int, default=0, help='Seq2SeqConfig.bucket: length bucketing in pools of N batches, 0 = random batches')
+    ap.add_argument('--chunks', type=int, default=1, help='Seq2SeqConfig.chunks: each batch computed in N length-sorted pieces (the same update)')
     ap.add_argument('--budget-min', type=float, default=28.0, help='stop after the epoch that passes this many training minutes')
     ap.add_argument('--out', default='data/recogs_cpu_curve.csv')
     a = ap.parse_args()
@@ -55,7 +56,7 @@ def main():
     gen = pd.concat([sample(g, a.eval_limit) for _, g in gen.groupby('type', sort=True)], ignore_index=True)
 
     cfg = S.Seq2SeqConfig(a.model, hidden=a.hidden, batch_size=a.batch_size, lr=a.lr, epochs=a.epochs, max_len=a.max_len, seed=a.seed,
-                          bucket=a.bucket)
+                          bucket=a.bucket, chunks=a.chunks)
     st = S.init_training(cfg, zip(train.sentence, train.lf))
     print(f"{cfg}\n{len(train)} train rows, {len(gen)} gen rows, {S.n_params(st.model):,} parameters, "
           f"{torch.get_num_threads()} thread(s)", flush=True)
@@ -73,7 +74,7 @@ def main():
         load1 = os.getloadavg()[0]
         for cat, g in sc.groupby('type', sort=True):
             rows.append(dict(variant=a.variant, model=a.model, hidden=cfg.hidden, ffn=cfg.ffn, heads=cfg.heads,
-                             batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed, bucket=cfg.bucket, epochs_planned=cfg.epochs,
+                             batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed, bucket=cfg.bucket, chunks=cfg.chunks, epochs_planned=cfg.epochs,
                              train_rows=len(train), threads=torch.get_num_threads(), epoch=rec['epoch'],
                              train_seconds=round(train_s, 1), train_cpu_seconds=round(cpu_s, 1), loss=round(rec['loss'], 5), category=cat, n=len(g),
                              em=round(float(g['em'].mean()), 4), sem=round(float(g['sem'].mean()), 4),

@@ -336,11 +336,7 @@ def commongen_sentences(limit: int | None = None) -> pd.DataFrame:
 _IX = None
 def _init_worker(ix):
     global _IX
-    _IX = ix
-    try:
-        from threadpoolctl import threadpool_limits
-        threadpool_limits(1)
-    except ImportError: pass
+    _IX = ix                 # the search is numba code: no BLAS threads to limit any more
 
 # %% ../../nbs/cggc/01_graphs.ipynb #c8e89e40
 def _work(args):

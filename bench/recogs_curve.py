@@ -3,7 +3,7 @@
 Run from the repository root (one run; it writes one CSV, the rows of every evaluation):
   COGEN_MIRROR=../shared/data nice -n 10 .venv/bin/python bench/recogs_curve.py [--variant cogs] [--model transformer]
       [--hidden 128] [--batch-size 64] [--lr 1e-3] [--epochs 8] [--eval-limit 10] [--threads 1]
-      [--bucket 0] [--chunks 1] [--budget-min 28] [--out data/recogs_cpu_curve.csv]
+      [--bucket 0] [--chunks 1] [--shared-vocab] [--scale-embeddings] [--budget-min 28] [--out data/recogs_cpu_curve.csv]
 
 One training run of the library's loop (`init_training`, then `train_epoch` epoch by epoch) on all of the variant's
 training rows, with the schedule of `--epochs` epochs (linear warm-up over 10% of the steps, linear decay to 0 at the
@@ -41,6 +41,9 @@ def main():
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--bucket', type=int, default=0, help='Seq2SeqConfig.bucket: length bucketing in pools of N batches, 0 = random batches')
     ap.add_argument('--chunks', type=int, default=1, help='Seq2SeqConfig.chunks: each batch computed in N length-sorted pieces (the same update)')
+    ap.add_argument('--shared-vocab', action='store_true', help="Seq2SeqConfig.shared_vocab: one embedding matrix for source, target and output (not the paper's model)")
+    ap.add_argument('--scale-embeddings', action='store_true', help="Seq2SeqConfig.scale_embeddings: word embeddings times sqrt(hidden) (not the authors' layers)")
+    ap.add_argument('--show', type=int, default=0, help='print this many gen predictions after every epoch')
     ap.add_argument('--budget-min', type=float, default=28.0, help='stop after the epoch that passes this many training minutes')
     ap.add_argument('--out', default='data/recogs_cpu_curve.csv')
     a = ap.parse_args()
@@ -56,7 +59,7 @@ def main():
     gen = pd.concat([sample(g, a.eval_limit) for _, g in gen.groupby('type', sort=True)], ignore_index=True)
 
     cfg = S.Seq2SeqConfig(a.model, hidden=a.hidden, batch_size=a.batch_size, lr=a.lr, epochs=a.epochs, max_len=a.max_len, seed=a.seed,
-                          bucket=a.bucket, chunks=a.chunks)
+                          bucket=a.bucket, chunks=a.chunks, shared_vocab=a.shared_vocab, scale_embeddings=a.scale_embeddings)
     st = S.init_training(cfg, zip(train.sentence, train.lf))
     print(f"{cfg}\n{len(train)} train rows, {len(gen)} gen rows, {S.n_params(st.model):,} parameters, "
           f"{torch.get_num_threads()} thread(s)", flush=True)
@@ -74,11 +77,13 @@ def main():
         load1 = os.getloadavg()[0]
         for cat, g in sc.groupby('type', sort=True):
             rows.append(dict(variant=a.variant, model=a.model, hidden=cfg.hidden, ffn=cfg.ffn, heads=cfg.heads,
-                             batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed, bucket=cfg.bucket, chunks=cfg.chunks, epochs_planned=cfg.epochs,
+                             batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed, bucket=cfg.bucket, chunks=cfg.chunks, shared_vocab=cfg.shared_vocab, scale_embeddings=cfg.scale_embeddings, epochs_planned=cfg.epochs,
                              train_rows=len(train), threads=torch.get_num_threads(), epoch=rec['epoch'],
                              train_seconds=round(train_s, 1), train_cpu_seconds=round(cpu_s, 1), loss=round(rec['loss'], 5), category=cat, n=len(g),
                              em=round(float(g['em'].mean()), 4), sem=round(float(g['sem'].mean()), 4),
                              decode_seconds=round(dec, 1), load1=round(load1, 2)))
+        for i in range(0, len(sc), max(1, len(sc) // a.show)) if a.show else []:   # a few predictions beside the gold LFs
+            print(f"  {sc.type[i]}: {sc.sentence[i]}\n    gold {sc.lf[i]}\n    pred {preds[i]}")
         print(f"epoch {rec['epoch']}: {rec['seconds']:.0f} s ({rec['examples'] / rec['seconds']:.0f} ex/s), loss {rec['loss']:.4f}, "
               f"train {train_s / 60:.1f} min ({cpu_s / 60:.1f} CPU min); gen EM {sc['em'].mean():.3f} SEM {sc['sem'].mean():.3f} "
               f"(decoded in {dec:.0f} s); load {load1:.1f}", flush=True)

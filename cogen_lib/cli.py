@@ -11,14 +11,16 @@ import typer
 from .core import CogenError, cli_fail
 
 # %% auto #0
-__all__ = ['app', 'data_app', 'data_list', 'data_fetch', 'interrupted', 'run', 'site', 'paper_packages', 'add_paper_commands',
-           'main']
+__all__ = ['app', 'data_app', 'results_app', 'data_list', 'data_fetch', 'interrupted', 'run', 'site', 'paper_packages',
+           'add_paper_commands', 'main', 'results_import']
 
 # %% ../nbs/05_cli.ipynb #5a932e1c
 app = typer.Typer(help="cogen: a reproducible laboratory for compositional generalization.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
 data_app = typer.Typer(help="Fetch, verify and list the data sources.", no_args_is_help=True)
 app.add_typer(data_app, name='data')
+results_app = typer.Typer(help="Commit the result rows of GPU runs (the `paper` profile).", no_args_is_help=True)
+app.add_typer(results_app, name='results')
 
 # %% ../nbs/05_cli.ipynb #403c2a18
 @data_app.command('list')
@@ -107,3 +109,15 @@ def main(args: list[str] | None = None):
     except SystemExit as e:
         if e.code == 130: signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise
+
+# %% ../nbs/05_cli.ipynb #3506818b
+@results_app.command('import')
+def results_import(paper: str = typer.Argument(..., help='The paper whose runs to import (e.g. recogs).'),
+                   src: Path = typer.Argument(..., help='The --out folder of `cogen run <paper> --profile paper` on the GPU machine (with its results/ and runs/).'),
+                   profile: str = typer.Option('paper', help='The profile of those runs (only paper is committed).')):
+    "Check the finished GPU runs in SRC (manifest, hash, grid, provenance) and copy their rows to results/<paper>/<profile>/, to commit."
+    from cogen_lib.runner import import_results
+    try: files = import_results(paper, src, profile)
+    except CogenError as e: cli_fail(e)
+    for f in files: typer.echo(f"imported {f}")
+    typer.echo(f"{len(files)} result file(s) in {files[0].parent}: commit them (git add {files[0].parent})")

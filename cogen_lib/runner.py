@@ -12,10 +12,11 @@ import yaml
 from .core import CogenError, project_root, stable_hash, sha256_file, lib_version, atomic_write_text, FILE_MODE
 
 # %% auto #0
-__all__ = ['PROFILES', 'RESULT_COLUMNS', 'MAX_ERROR_CHARS', 'PROVENANCE_PROFILES', 'EXECUTORS', 'FIGURE_PROFILES', 'Run', 'Grid',
-           'load_grid', 'list_papers', 'notebook_hash', 'library_hash', 'Recorder', 'SavedFigure', 'save_figure',
-           'save_table', 'GridReport', 'is_fresh', 'provenance_columns', 'git_commit', 'execute_run', 'run_grid',
-           'read_result_files', 'collect_results', 'summary_rows', 'figures_dir', 'run_summary']
+__all__ = ['PROFILES', 'RESULT_COLUMNS', 'MAX_ERROR_CHARS', 'PROVENANCE_PROFILES', 'EXECUTORS', 'PROVENANCE_COLUMNS',
+           'FIGURE_PROFILES', 'Run', 'Grid', 'load_grid', 'list_papers', 'notebook_hash', 'library_hash', 'Recorder',
+           'SavedFigure', 'save_figure', 'save_table', 'GridReport', 'is_fresh', 'provenance_columns', 'git_commit',
+           'execute_run', 'run_grid', 'read_result_files', 'collect_results', 'summary_rows', 'committed_dir',
+           'check_provenance', 'import_results', 'reuse_committed', 'committed_rows', 'figures_dir', 'run_summary']
 
 # %% ../nbs/04_runner.ipynb #344babb1
 PROFILES = ('smoke', 'cpu', 'paper')
@@ -163,9 +164,11 @@ class GridReport:
     ran: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
     failed: list = field(default_factory=list)
+    reused: list = field(default_factory=list)   # runs whose committed rows (results/<paper>/<profile>/) were used, not rerun
     model_calls: int = 0
     def __str__(self):
-        return (f"ran {len(self.ran)}, skipped {len(self.skipped)} (fresh), failed {len(self.failed)}; "
+        reused = f", reused {len(self.reused)} (committed rows, not rerun)" if self.reused else ''
+        return (f"ran {len(self.ran)}, skipped {len(self.skipped)} (fresh){reused}, failed {len(self.failed)}; "
                 f"model calls in this invocation: {self.model_calls}")
 
 # %% ../nbs/04_runner.ipynb #9563343c
@@ -321,16 +324,25 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
              scheduler: str | None = None) -> GridReport:
     """Execute `paper`'s `profile` (skipping fresh runs unless `force`), then its summary notebook. `executor='local'` runs
     `workers` runs at once on this machine; `'dask'` submits each run to a Dask cluster (a `LocalCluster` of `workers`
-    processes, or the scheduler at `scheduler`), whose workers must see `root` and `out` at the same paths."""
+    processes, or the scheduler at `scheduler`), whose workers must see `root` and `out` at the same paths. A run of a
+    `PROVENANCE_PROFILES` profile whose rows are committed under `committed_dir` is never rerun, `force` or not: its
+    committed rows are used (see `reuse_committed`); delete its file there to run it again."""
     from tqdm.auto import tqdm
     root = Path(root).resolve() if root else project_root(); out = Path(out).resolve() if out else root
     grid = load_grid(paper, root); runs = grid.runs(profile); lib_h = library_hash(grid.paper)
     rep, order = GridReport(), {r.slug: i for i, r in enumerate(runs)}
     todo = []
-    for run in runs:
-        if not force and is_fresh(run, root, out, lib_h): rep.skipped.append(run.slug)
-        else: todo.append(run)
     prov = profile in PROVENANCE_PROFILES
+    reused = reuse_committed(grid, profile, runs, root, out) if prov else {}
+    if reused:
+        devices = ', '.join(sorted(set(reused.values())))
+        log(f"{paper}/{profile}: {len(reused)} of {len(runs)} run(s) use the rows committed in "
+            f"{committed_dir(paper, profile, root).relative_to(root)}/ (device: {devices}); not rerun here "
+            f"(delete a file there to run that run again)")
+    for run in runs:
+        if run.slug in reused: rep.reused.append(run.slug)
+        elif not force and is_fresh(run, root, out, lib_h): rep.skipped.append(run.slug)
+        else: todo.append(run)
     for o in tqdm(_outcomes([(r, root, out, lib_h, prov) for r in todo], executor, workers, scheduler),
                   total=len(todo), desc=f'{paper}/{profile}', unit='run', disable=not todo):
         if o['error']:
@@ -339,6 +351,9 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
         else: rep.ran.append(o['slug']); rep.model_calls += o['model_calls']
     rep.ran.sort(key=order.get); rep.failed.sort(key=order.get)
     if summary and not rep.failed:
+        gpu = [f for p in PROVENANCE_PROFILES if p != profile for f in sorted(committed_dir(grid.paper, p, root).glob('*.csv'))]
+        if gpu: log(f"{paper}/{profile}: the summaries also show the {len(gpu)} committed GPU run(s) in "
+                    f"{committed_dir(grid.paper, PROVENANCE_PROFILES[0], root).relative_to(root)}/ (read, never retrained)")
         for nb in grid.summaries: run_summary(grid, nb, profile, root, out, [r.slug for r in runs])
     log(f"{paper}/{profile}: {rep}")
     return rep
@@ -367,6 +382,85 @@ def summary_rows(paper: str, results_dir: str | Path = '', runs_file: str | Path
     slugs = json.loads(Path(runs_file).read_text()) if runs_file else None
     return read_result_files(Path(results_dir) if results_dir else project_root()/'results'/paper, paper, slugs)
 
+# %% ../nbs/04_runner.ipynb #ae28c6d2
+PROVENANCE_COLUMNS = ('device', 'commit', 'wall_seconds')
+"The columns `provenance_columns` adds to every row of a `PROVENANCE_PROFILES` run."
+
+def committed_dir(paper: str, profile: str = 'paper', root: Path | str | None = None) -> Path:
+    "`results/<paper>/<profile>/` under the project `root`: the committed result files of `profile`, one of `PROVENANCE_PROFILES`."
+    if profile not in PROVENANCE_PROFILES:
+        raise CogenError(f"profile {profile!r}: only the rows of {PROVENANCE_PROFILES} runs are committed (their runs need a GPU); "
+                         f"rerun a {profile!r} run instead")
+    return (Path(root) if root else project_root())/'results'/paper/profile
+
+# %% ../nbs/04_runner.ipynb #6da4211c
+def check_provenance(path: Path | str) -> pd.DataFrame:
+    "The rows of the result file `path`, after checking that every row has a `device`, a `commit` and a positive `wall_seconds`."
+    path = Path(path)
+    try: df = pd.read_csv(path, keep_default_na=False, na_values=[''])
+    except (OSError, ValueError) as e: raise CogenError(f"result file {path}: cannot be read ({e})") from None
+    if df.empty: raise CogenError(f"result file {path}: no rows")
+    for c in PROVENANCE_COLUMNS:
+        if c not in df.columns:
+            raise CogenError(f"result file {path}: no {c!r} column, so it does not say where it was computed; only rows of a "
+                             f"`cogen run <paper> --profile paper` run carry provenance (device, commit, wall_seconds)")
+        bad = df[c].isna() | (df[c].astype(str).str.strip() == '')
+        if c == 'wall_seconds': bad |= ~(pd.to_numeric(df[c], errors='coerce') > 0)
+        if bad.any(): raise CogenError(f"result file {path}: row {int(bad.idxmax()) + 2} has {c}={df[c][bad].iloc[0]!r}; every row needs one")
+    return df
+
+# %% ../nbs/04_runner.ipynb #fd521c1c
+def import_results(paper: str, src: Path | str, profile: str = 'paper', root: Path | str | None = None) -> list[Path]:
+    """Copy the finished `profile` runs of `paper` under `src` (the `--out` folder of `cogen run` on a GPU machine) into
+    `committed_dir`, after checking each: its manifest says `ok`, its file has the recorded hash, its slug is a run of the
+    grid's profile, and every row carries its provenance. Returns the files written, in slug order."""
+    root, src = (Path(root) if root else project_root()), Path(src)
+    grid = load_grid(paper, root); slugs = {r.slug for r in grid.runs(profile)}
+    dest = committed_dir(grid.paper, profile, root)
+    files = sorted((src/'results'/grid.paper).glob('*.csv'))
+    if not files: raise CogenError(f"import: no result files in {src/'results'/grid.paper}; pass the --out folder of `cogen run {paper} --profile {profile}`")
+    checked = []
+    for f in files:
+        if f.stem not in slugs:
+            raise CogenError(f"import: {f} is not a run of {paper}'s {profile!r} profile in grids/{paper}.yaml (its slug names other "
+                             f"parameters); run the grid of this commit, or fix the grid")
+        mpath = src/'runs'/grid.paper/f'{f.stem}.json'
+        try: m = json.loads(mpath.read_text())
+        except (OSError, json.JSONDecodeError): raise CogenError(f"import: {f} has no readable manifest {mpath}; bring runs/{grid.paper}/ back too") from None
+        if m.get('status') != 'ok' or m.get('profile') != profile or m.get('results_sha256') != sha256_file(f):
+            raise CogenError(f"import: {f}: its manifest {mpath} does not record a finished {profile!r} run with this file "
+                             f"(status {m.get('status')!r}, profile {m.get('profile')!r}); rerun it there")
+        check_provenance(f); checked.append(f)
+    dest.mkdir(parents=True, exist_ok=True)
+    out = []
+    for f in checked: shutil.copyfile(f, dest/f.name); out.append(dest/f.name)
+    return out
+
+# %% ../nbs/04_runner.ipynb #7c20be8d
+def reuse_committed(grid: Grid, profile: str, runs: list[Run], root: Path, out: Path) -> dict[str, str]:
+    """For each of `runs` with a committed result file: copy it to `out/results/<paper>/` (where summaries read) and write
+    a manifest with status `reused`. Returns `{slug: device}` of those runs."""
+    cdir, found = committed_dir(grid.paper, profile, root), {}
+    for run in runs:
+        src = cdir/f'{run.slug}.csv'
+        if not src.exists(): continue
+        df = check_provenance(src)
+        rdir, mdir = out/'results'/grid.paper, out/'runs'/grid.paper
+        rdir.mkdir(parents=True, exist_ok=True); mdir.mkdir(parents=True, exist_ok=True)
+        if (rdir/src.name).resolve() != src.resolve(): atomic_write_text(rdir/src.name, src.read_text())
+        atomic_write_text(mdir/f'{run.slug}.json', json.dumps({**_manifest(run, root, library_hash(grid.paper)), 'status': 'reused',
+                          'committed': str(src.relative_to(root)), 'results_sha256': sha256_file(src),
+                          'device': str(df.device.iloc[0]), 'commit': str(df.commit.iloc[0])}, indent=1))
+        found[run.slug] = str(df.device.iloc[0])
+    return found
+
+# %% ../nbs/04_runner.ipynb #ddb2eb92
+def committed_rows(paper: str, profile: str = 'paper', root: Path | str | None = None) -> pd.DataFrame:
+    "Every committed row of `paper`'s `profile` runs (`committed_dir`), with a `slug` column; an empty frame when none are committed."
+    d = committed_dir(paper, profile, root)
+    if not any(d.glob('*.csv')): return pd.DataFrame(columns=RESULT_COLUMNS + list(PROVENANCE_COLUMNS) + ['slug'])
+    return read_result_files(d, paper)
+
 # %% ../nbs/04_runner.ipynb #b3c82e2d
 FIGURE_PROFILES = ('cpu', 'paper')
 "Profiles whose summaries write the committed `figures/<paper>/`; the others write under `runs/<paper>/figures-<profile>/`."
@@ -379,8 +473,8 @@ def figures_dir(paper: str, profile: str, out: Path | str) -> Path:
 
 
 # %% ../nbs/04_runner.ipynb #74f25df2
-def run_summary(grid: Grid, notebook: str, profile: str, root: Path, out: Path, slugs: list[str]) -> Path:
-    "Execute one summary `notebook` of the grid over the profile's result files, writing into `figures_dir(...)`."
+def run_summary(grid: Grid, notebook: str, profile: str, root: Path, out: Path, slugs: list[str], extra: dict | None = None) -> Path:
+    "Execute one summary `notebook` of the grid over the profile's result files, writing into `figures_dir(...)`; `extra`: more parameters."
     import papermill as pm
     _kernel_env()
     sel = out/'runs'/grid.paper/f'summary-{profile}.slugs.json'
@@ -388,7 +482,7 @@ def run_summary(grid: Grid, notebook: str, profile: str, root: Path, out: Path, 
     stem = Path(notebook).stem
     opath = out/'runs'/grid.paper/(f'summary-{profile}.ipynb' if stem == 'summary' or len(grid.summaries) == 1 else f'summary-{profile}-{stem}.ipynb')
     params = {'results_dir': str(out/'results'/grid.paper), 'runs_file': str(sel),
-              'figures_dir': str(figures_dir(grid.paper, profile, out)), 'profile': profile}
+              'figures_dir': str(figures_dir(grid.paper, profile, out)), 'profile': profile, **(extra or {})}
     pm.execute_notebook(str(root/notebook), str(opath), cwd=str(root), kernel_name='python3', language='python', progress_bar=False,
                         parameters=params)
     atomic_write_text(opath.with_suffix('.json'), json.dumps({'paper': grid.paper, 'profile': profile, 'notebook': notebook, 'params': params,

@@ -45,6 +45,8 @@ class Seq2SeqConfig:
     seed: int = 0
     bucket: int = 0  # length bucketing: sort rows by length within pools of this many batches; 0 = random batches (see Training)
     chunks: int = 1  # compute each batch in this many pieces of similar length (less padding, the same batch update)
+    scale_embeddings: bool = False  # transformer: word embeddings times sqrt(hidden) before the positions are added (Vaswani et al. 2017; NOT the authors' BERT layers)
+    shared_vocab: bool = False  # one vocabulary and one embedding matrix for source words, target words and the output layer (NOT the paper's model; see "Sharing the embeddings")
     def __post_init__(self):
         if self.arch not in PAPER_SETTINGS:
             raise CogenError(f"Seq2SeqConfig.arch={self.arch!r}: choose one of {sorted(PAPER_SETTINGS)}")
@@ -59,6 +61,8 @@ class Seq2SeqConfig:
         if not 0 <= self.warmup < 1: raise CogenError(f"Seq2SeqConfig.warmup={self.warmup}: a fraction of the steps in [0, 1)")
         if not 0 <= self.dropout < 1: raise CogenError(f"Seq2SeqConfig.dropout={self.dropout}: must be in [0, 1)")
         if not self.lr > 0: raise CogenError(f"Seq2SeqConfig.lr={self.lr}: must be > 0")
+        for k in ('shared_vocab', 'scale_embeddings'):
+            if not isinstance(getattr(self, k), (bool, np.bool_)): raise CogenError(f"Seq2SeqConfig.{k}={getattr(self, k)!r}: must be True or False")
         for k in ('seed', 'bucket'):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
@@ -172,7 +176,8 @@ class TransformerSeq2Seq(nn.Module):
     def __init__(self, n_src: int, n_tgt: int, cfg: Seq2SeqConfig):
         super().__init__()
         d = cfg.hidden
-        self.src_emb, self.tgt_emb = nn.Embedding(n_src, d, padding_idx=PAD), nn.Embedding(n_tgt, d, padding_idx=PAD)
+        self.src_emb = nn.Embedding(n_src, d, padding_idx=PAD)
+        self.tgt_emb = self.src_emb if cfg.shared_vocab else nn.Embedding(n_tgt, d, padding_idx=PAD)   # shared: one matrix (n_src == n_tgt)
         self.src_pos, self.tgt_pos = nn.Embedding(cfg.max_positions, d), nn.Embedding(cfg.max_positions, d)
         self.src_ln, self.tgt_ln = nn.LayerNorm(d, eps=LN_EPS), nn.LayerNorm(d, eps=LN_EPS)
         self.drop = nn.Dropout(cfg.dropout)
@@ -183,6 +188,7 @@ class TransformerSeq2Seq(nn.Module):
         self.apply(self._init)
         self.out.weight = self.tgt_emb.weight
         self.max_positions = cfg.max_positions
+        self.emb_scale = math.sqrt(d) if cfg.scale_embeddings else 1.0   # word vs position embedding scale
     @staticmethod
     def _init(m):
         if isinstance(m, (nn.Linear, nn.Embedding)):
@@ -193,7 +199,7 @@ class TransformerSeq2Seq(nn.Module):
         if start + ids.shape[1] > self.max_positions:
             raise CogenError(f"a sequence of {start + ids.shape[1]} tokens is longer than max_positions={self.max_positions}; raise Seq2SeqConfig.max_positions")
         p = torch.arange(start, start + ids.shape[1], device=ids.device)
-        return self.drop(ln(emb(ids) + pos(p)[None]))
+        return self.drop(ln(emb(ids) * self.emb_scale + pos(p)[None]))
     def encode(self, src):
         "`src` (B, S) -> memory (B, S, d) and the key mask (B, 1, 1, S), True at real (not padding) tokens."
         mask = (src != PAD)[:, None, None, :]
@@ -244,7 +250,8 @@ class LSTMSeq2Seq(nn.Module):
     def __init__(self, n_src: int, n_tgt: int, cfg: Seq2SeqConfig):
         super().__init__()
         d = cfg.hidden
-        self.src_emb, self.tgt_emb = nn.Embedding(n_src, d, padding_idx=PAD), nn.Embedding(n_tgt, d, padding_idx=PAD)
+        self.src_emb = nn.Embedding(n_src, d, padding_idx=PAD)
+        self.tgt_emb = self.src_emb if cfg.shared_vocab else nn.Embedding(n_tgt, d, padding_idx=PAD)   # shared: one matrix (n_src == n_tgt)
         self.enc = nn.LSTM(d, d, cfg.layers, batch_first=True)
         self.dec = nn.LSTM(d, d, cfg.layers, batch_first=True)
         self.combine = nn.Linear(2 * d, d)
@@ -296,6 +303,8 @@ ARCHS = {'transformer': TransformerSeq2Seq, 'lstm': LSTMSeq2Seq}
 # %% ../../nbs/recogs/04_seq2seq.ipynb #ce7c4964
 def make_model(cfg: Seq2SeqConfig, n_src: int, n_tgt: int) -> nn.Module:
     "A freshly initialised model of `cfg.arch`, seeded by `cfg.seed`."
+    if cfg.shared_vocab and n_src != n_tgt:
+        raise CogenError(f"make_model: shared_vocab needs one vocabulary for both sides, got {n_src} source and {n_tgt} target tokens")
     seed_everything(int(cfg.seed))
     return ARCHS[cfg.arch](n_src, n_tgt, cfg)
 
@@ -396,7 +405,8 @@ def _adamw(model: nn.Module, cfg: Seq2SeqConfig, device: torch.device) -> torch.
 def init_training(config: Seq2SeqConfig, pairs, device='cpu') -> TrainState:
     "Step 1: vocabularies, the padded data on `device`, the seeded model, AdamW, the warm-up/decay schedule, the shuffling generator."
     cfg, pairs, device = config, _check_pairs(pairs), torch.device(device)
-    src_vocab, tgt_vocab = build_vocab(s for s, _ in pairs), build_vocab(t for _, t in pairs)
+    if cfg.shared_vocab: src_vocab = tgt_vocab = build_vocab(x for p in pairs for x in p)   # one vocabulary of both sides
+    else: src_vocab, tgt_vocab = build_vocab(s for s, _ in pairs), build_vocab(t for _, t in pairs)
     data = pad_pairs(pairs, src_vocab, tgt_vocab, device)
     longest = int(max(data.src_len.max(), data.tgt_len.max()))
     if cfg.arch == 'transformer' and longest > cfg.max_positions:

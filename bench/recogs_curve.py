@@ -2,7 +2,7 @@
 
 Run from the repository root (one run; it writes one CSV, the rows of every evaluation):
   COGEN_MIRROR=../shared/data nice -n 10 .venv/bin/python bench/recogs_curve.py [--variant cogs] [--model transformer]
-      [--hidden 128] [--batch-size 64] [--lr 1e-3] [--epochs 8] [--eval-limit 10] [--threads 1]
+      [--hidden 128] [--ffn 0] [--batch-size 64] [--lr 1e-3] [--epochs 8] [--eval-limit 10] [--threads 1]
       [--bucket 0] [--chunks 1] [--shared-vocab] [--scale-embeddings] [--budget-min 28] [--out data/recogs_cpu_curve.csv]
 
 One training run of the library's loop (`init_training`, then `train_epoch` epoch by epoch) on all of the variant's
@@ -31,6 +31,7 @@ def main():
     ap.add_argument('--variant', default='cogs')
     ap.add_argument('--model', default='transformer', choices=['transformer', 'lstm'])
     ap.add_argument('--hidden', type=int, default=128)
+    ap.add_argument('--ffn', type=int, default=0, help='feed-forward width, 0 = the paper value (512)')
     ap.add_argument('--batch-size', type=int, default=64)
     ap.add_argument('--lr', type=float, default=1e-3)
     ap.add_argument('--epochs', type=int, default=8, help='epochs of the schedule')
@@ -58,7 +59,7 @@ def main():
     gen = convert(a.variant, 'gen', a.seed)
     gen = pd.concat([sample(g, a.eval_limit) for _, g in gen.groupby('type', sort=True)], ignore_index=True)
 
-    cfg = S.Seq2SeqConfig(a.model, hidden=a.hidden, batch_size=a.batch_size, lr=a.lr, epochs=a.epochs, max_len=a.max_len, seed=a.seed,
+    cfg = S.Seq2SeqConfig(a.model, hidden=a.hidden, ffn=a.ffn or None, batch_size=a.batch_size, lr=a.lr, epochs=a.epochs, max_len=a.max_len, seed=a.seed,
                           bucket=a.bucket, chunks=a.chunks, shared_vocab=a.shared_vocab, scale_embeddings=a.scale_embeddings)
     st = S.init_training(cfg, zip(train.sentence, train.lf))
     print(f"{cfg}\n{len(train)} train rows, {len(gen)} gen rows, {S.n_params(st.model):,} parameters, "

@@ -14,9 +14,10 @@ from .core import CogenError, project_root, stable_hash, sha256_file, lib_versio
 # %% auto #0
 __all__ = ['PROFILES', 'RESULT_COLUMNS', 'MAX_ERROR_CHARS', 'PROVENANCE_PROFILES', 'EXECUTORS', 'PROVENANCE_COLUMNS',
            'FIGURE_PROFILES', 'Run', 'Grid', 'load_grid', 'list_papers', 'notebook_hash', 'library_hash', 'Recorder',
-           'SavedFigure', 'save_figure', 'save_table', 'GridReport', 'is_fresh', 'provenance_columns', 'git_commit',
-           'execute_run', 'run_grid', 'read_result_files', 'collect_results', 'summary_rows', 'committed_dir',
-           'check_provenance', 'import_results', 'reuse_committed', 'committed_rows', 'figures_dir', 'run_summary']
+           'SavedFigure', 'save_figure', 'save_table', 'GridReport', 'is_fresh', 'KernelLogManager',
+           'provenance_columns', 'git_commit', 'execute_run', 'run_grid', 'read_result_files', 'collect_results',
+           'summary_rows', 'committed_dir', 'check_provenance', 'import_results', 'reuse_committed', 'committed_rows',
+           'figures_dir', 'run_summary']
 
 # %% ../nbs/04_runner.ipynb #344babb1
 PROFILES = ('smoke', 'cpu', 'paper')
@@ -194,6 +195,25 @@ def _kernel_env():
     if os.environ.get('PATH', '').split(os.pathsep)[0] != bindir:
         os.environ['PATH'] = bindir + os.pathsep + os.environ.get('PATH', '')
 
+# %% ../nbs/04_runner.ipynb #d28c6ee9
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import Unicode
+from traitlets.config import Config
+
+class KernelLogManager(AsyncKernelManager):
+    """The kernel manager of the runner's notebooks: the kernel's own stderr (its log: start-up warnings, and the
+    traceback of a reply cut off when Ctrl-C stops a grid) is appended to `log_path` instead of the user's terminal."""
+    log_path = Unicode('', config=True, help="file that receives the kernel's stderr; empty: inherit this process's")
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
+        if not self.log_path: return await super()._async_launch_kernel(kernel_cmd, **kw)
+        Path(self.log_path).parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, 'ab') as f:          # the kernel keeps its own copy of the descriptor
+            return await super()._async_launch_kernel(kernel_cmd, **{**kw, 'stderr': f})
+
+def _kernel_args(log_path: Path) -> dict:
+    "Papermill engine arguments that start the kernel through `KernelLogManager` with its stderr going to `log_path`."
+    return dict(kernel_manager_class=KernelLogManager, config=Config({'KernelLogManager': {'log_path': str(log_path)}}))
+
 # %% ../nbs/04_runner.ipynb #a7b8e4b5
 MAX_ERROR_CHARS = 4000
 "How much of a failed run's error its manifest keeps (a notebook's traceback can be very long)."
@@ -260,7 +280,8 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, log_output: bool = 
     t0 = time.time()
     try:
         pm.execute_notebook(str(nb), str(opath), parameters={**run.params, 'results_path': str(tmp)},
-                            cwd=str(root), kernel_name='python3', language='python', progress_bar=False, log_output=log_output)
+                            cwd=str(root), kernel_name='python3', language='python', progress_bar=False, log_output=log_output,
+                            **_kernel_args(odir/f'{run.slug}.kernel.log'))
         if not tmp.exists(): raise CogenError(f"{nb} finished without writing results: it must call Recorder(..., results_path).save()")
         if provenance:
             df = pd.read_csv(tmp, keep_default_na=False, na_values=[''])
@@ -484,7 +505,7 @@ def run_summary(grid: Grid, notebook: str, profile: str, root: Path, out: Path, 
     params = {'results_dir': str(out/'results'/grid.paper), 'runs_file': str(sel),
               'figures_dir': str(figures_dir(grid.paper, profile, out)), 'profile': profile, **(extra or {})}
     pm.execute_notebook(str(root/notebook), str(opath), cwd=str(root), kernel_name='python3', language='python', progress_bar=False,
-                        parameters=params)
+                        parameters=params, **_kernel_args(opath.with_suffix('.kernel.log')))
     atomic_write_text(opath.with_suffix('.json'), json.dumps({'paper': grid.paper, 'profile': profile, 'notebook': notebook, 'params': params,
                                                               'runs': len(slugs), 'commit': git_commit(root)}, indent=1))
     return opath

@@ -12,7 +12,7 @@ import yaml
 from .core import CogenError, project_root, stable_hash, sha256_file, lib_version, atomic_write_text, FILE_MODE
 
 # %% auto #0
-__all__ = ['PROFILES', 'RESULT_COLUMNS', 'MAX_ERROR_CHARS', 'PROVENANCE_PROFILES', 'EXECUTORS', 'PROVENANCE_COLUMNS',
+__all__ = ['PROFILES', 'RESULT_COLUMNS', 'MAX_ERROR_CHARS', 'PROVENANCE_PROFILES', 'PROVENANCE_COLUMNS', 'EXECUTORS',
            'FIGURE_PROFILES', 'Run', 'Grid', 'load_grid', 'list_papers', 'notebook_hash', 'library_hash', 'Recorder',
            'SavedFigure', 'save_figure', 'save_table', 'GridReport', 'is_fresh', 'KernelLogManager',
            'provenance_columns', 'git_commit', 'execute_run', 'run_grid', 'read_result_files', 'collect_results',
@@ -226,6 +226,8 @@ def _first_line(e: BaseException) -> str:
 # %% ../nbs/04_runner.ipynb #750fc637
 PROVENANCE_PROFILES = ('paper',)
 "Profiles whose result rows carry `provenance_columns`: their runs need hardware that `make reproduce` lacks, so their rows are committed."
+PROVENANCE_COLUMNS = ('device', 'commit', 'wall_seconds')
+"The columns `provenance_columns` adds to every row of a `PROVENANCE_PROFILES` run."
 
 def _device() -> str:
     "The GPU(s) this machine offers (from `nvidia-smi`, without importing torch), else the CPU."
@@ -250,7 +252,7 @@ def _commit(root: Path) -> str:
 
 def provenance_columns(root: Path, wall_seconds: float) -> dict:
     "Where and from what a run's rows came: `device`, `commit` (of the sources under `root`) and the run's `wall_seconds`."
-    return dict(device=_device(), commit=_commit(root), wall_seconds=round(float(wall_seconds), 1))
+    return dict(zip(PROVENANCE_COLUMNS, (_device(), _commit(root), round(float(wall_seconds), 1))))
 
 # %% ../nbs/04_runner.ipynb #f0514500
 def git_commit(root: Path | str | None = None) -> str:
@@ -354,11 +356,11 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     rep, order = GridReport(), {r.slug: i for i, r in enumerate(runs)}
     todo = []
     prov = profile in PROVENANCE_PROFILES
-    reused = reuse_committed(grid, profile, runs, root, out) if prov else {}
+    reused = reuse_committed(grid, profile, runs, root, out, lib_h) if prov else {}
     if reused:
         devices = ', '.join(sorted(set(reused.values())))
         log(f"{paper}/{profile}: {len(reused)} of {len(runs)} run(s) use the rows committed in "
-            f"{committed_dir(paper, profile, root).relative_to(root)}/ (device: {devices}); not rerun here "
+            f"{committed_dir(grid.paper, profile, root).relative_to(root)}/ (device: {devices}); not rerun here "
             f"(delete a file there to run that run again)")
     for run in runs:
         if run.slug in reused: rep.reused.append(run.slug)
@@ -372,9 +374,10 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
         else: rep.ran.append(o['slug']); rep.model_calls += o['model_calls']
     rep.ran.sort(key=order.get); rep.failed.sort(key=order.get)
     if summary and not rep.failed:
-        gpu = [f for p in PROVENANCE_PROFILES if p != profile for f in sorted(committed_dir(grid.paper, p, root).glob('*.csv'))]
-        if gpu: log(f"{paper}/{profile}: the summaries also show the {len(gpu)} committed GPU run(s) in "
-                    f"{committed_dir(grid.paper, PROVENANCE_PROFILES[0], root).relative_to(root)}/ (read, never retrained)")
+        for p in PROVENANCE_PROFILES:
+            n = len(list(committed_dir(grid.paper, p, root).glob('*.csv'))) if p != profile else 0
+            if n: log(f"{paper}/{profile}: the summaries also show the {n} committed GPU run(s) in "
+                      f"{committed_dir(grid.paper, p, root).relative_to(root)}/ (read, never retrained)")
         for nb in grid.summaries: run_summary(grid, nb, profile, root, out, [r.slug for r in runs])
     log(f"{paper}/{profile}: {rep}")
     return rep
@@ -404,9 +407,6 @@ def summary_rows(paper: str, results_dir: str | Path = '', runs_file: str | Path
     return read_result_files(Path(results_dir) if results_dir else project_root()/'results'/paper, paper, slugs)
 
 # %% ../nbs/04_runner.ipynb #ae28c6d2
-PROVENANCE_COLUMNS = ('device', 'commit', 'wall_seconds')
-"The columns `provenance_columns` adds to every row of a `PROVENANCE_PROFILES` run."
-
 def committed_dir(paper: str, profile: str = 'paper', root: Path | str | None = None) -> Path:
     "`results/<paper>/<profile>/` under the project `root`: the committed result files of `profile`, one of `PROVENANCE_PROFILES`."
     if profile not in PROVENANCE_PROFILES:
@@ -458,7 +458,7 @@ def import_results(paper: str, src: Path | str, profile: str = 'paper', root: Pa
     return out
 
 # %% ../nbs/04_runner.ipynb #7c20be8d
-def reuse_committed(grid: Grid, profile: str, runs: list[Run], root: Path, out: Path) -> dict[str, str]:
+def reuse_committed(grid: Grid, profile: str, runs: list[Run], root: Path, out: Path, lib_h: str) -> dict[str, str]:
     """For each of `runs` with a committed result file: copy it to `out/results/<paper>/` (where summaries read) and write
     a manifest with status `reused`. Returns `{slug: device}` of those runs."""
     cdir, found = committed_dir(grid.paper, profile, root), {}
@@ -469,7 +469,7 @@ def reuse_committed(grid: Grid, profile: str, runs: list[Run], root: Path, out: 
         rdir, mdir = out/'results'/grid.paper, out/'runs'/grid.paper
         rdir.mkdir(parents=True, exist_ok=True); mdir.mkdir(parents=True, exist_ok=True)
         if (rdir/src.name).resolve() != src.resolve(): atomic_write_text(rdir/src.name, src.read_text())
-        atomic_write_text(mdir/f'{run.slug}.json', json.dumps({**_manifest(run, root, library_hash(grid.paper)), 'status': 'reused',
+        atomic_write_text(mdir/f'{run.slug}.json', json.dumps({**_manifest(run, root, lib_h), 'status': 'reused',
                           'committed': str(src.relative_to(root)), 'results_sha256': sha256_file(src),
                           'device': str(df.device.iloc[0]), 'commit': str(df.commit.iloc[0])}, indent=1))
         found[run.slug] = str(df.device.iloc[0])

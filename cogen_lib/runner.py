@@ -195,6 +195,49 @@ def _kernel_env():
     if os.environ.get('PATH', '').split(os.pathsep)[0] != bindir:
         os.environ['PATH'] = bindir + os.pathsep + os.environ.get('PATH', '')
 
+# %% ../nbs/04_runner.ipynb #7d830f03
+import asyncio, logging, signal, threading
+from nbclient.exceptions import DeadKernelError
+
+class _KernelNoise(logging.Filter):
+    "Sends nbclient's reports about a kernel stopped under it to the current run's kernel log (`log_path`, per thread)."
+    def __init__(self): super().__init__(); self._local = threading.local()
+    @property
+    def log_path(self) -> str: return getattr(self._local, 'log_path', '')
+    @log_path.setter
+    def log_path(self, p): self._local.log_path = str(p or '')
+    def write(self, text: str):
+        with open(self.log_path, 'a') as f: f.write(text.rstrip('\n') + '\n')
+    def filter(self, record: logging.LogRecord) -> bool:
+        "A logging filter for papermill's logger: 'Kernel died ...' goes to the kernel log, all else passes."
+        if not (self.log_path and record.getMessage().startswith('Kernel died')): return True
+        self.write(f"papermill: {record.getMessage()}"); return False
+    def loop_handler(self, loop: asyncio.AbstractEventLoop, context: dict):
+        "An event-loop exception handler: an exception of one of nbclient's tasks goes to the kernel log, all else to asyncio's default."
+        exc, task = context.get('exception'), context.get('future') or context.get('task')
+        coro = task.get_coro() if hasattr(task, 'get_coro') else None
+        ours = isinstance(exc, DeadKernelError) or 'NotebookClient' in getattr(coro, '__qualname__', '')
+        if not (self.log_path and ours): return loop.default_exception_handler(context)
+        self.write(f"asyncio: {context.get('message', '')}: {exc!r} (a task of the interrupted cell)")
+
+_NOISE = _KernelNoise()
+logging.getLogger('papermill').addFilter(_NOISE)
+
+def _kernel_loop(log_path: Path) -> asyncio.AbstractEventLoop:
+    """This thread's event loop, the one papermill's client runs on (jupyter_core's `ensure_event_loop`), made ready for
+    a run whose kernel logs to `log_path`: built with Ctrl-C held back, with `_NOISE.loop_handler` as exception handler."""
+    from jupyter_core.utils import ensure_event_loop
+    _NOISE.log_path = log_path
+    held = []
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGINT, lambda *a: held.append(1)) if main else None
+    try: loop = ensure_event_loop()
+    finally:
+        if main: signal.signal(signal.SIGINT, old if old is not None else signal.SIG_DFL)
+    if loop.get_exception_handler() is None: loop.set_exception_handler(_NOISE.loop_handler)
+    if held: raise KeyboardInterrupt
+    return loop
+
 # %% ../nbs/04_runner.ipynb #d28c6ee9
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Unicode
@@ -211,7 +254,9 @@ class KernelLogManager(AsyncKernelManager):
             return await super()._async_launch_kernel(kernel_cmd, **{**kw, 'stderr': f})
 
 def _kernel_args(log_path: Path) -> dict:
-    "Papermill engine arguments that start the kernel through `KernelLogManager` with its stderr going to `log_path`."
+    """Papermill engine arguments that start the kernel through `KernelLogManager` with its stderr going to `log_path`
+    (and this thread's event loop made ready by `_kernel_loop`, so that what nbclient says after Ctrl-C goes there too)."""
+    _kernel_loop(log_path)
     return dict(kernel_manager_class=KernelLogManager, config=Config({'KernelLogManager': {'log_path': str(log_path)}}))
 
 # %% ../nbs/04_runner.ipynb #a7b8e4b5

@@ -206,19 +206,23 @@ class _KernelNoise(logging.Filter):
     def log_path(self) -> str: return getattr(self._local, 'log_path', '')
     @log_path.setter
     def log_path(self, p): self._local.log_path = str(p or '')
-    def write(self, text: str):
-        with open(self.log_path, 'a') as f: f.write(text.rstrip('\n') + '\n')
+    def write(self, text: str) -> bool:
+        "Append `text` to the kernel log; False if there is none (or it can no longer be written: the report goes to the terminal)."
+        if not self.log_path: return False
+        try:
+            with open(self.log_path, 'a') as f: f.write(text.rstrip('\n') + '\n')
+        except OSError: return False
+        return True
     def filter(self, record: logging.LogRecord) -> bool:
         "A logging filter for papermill's logger: 'Kernel died ...' goes to the kernel log, all else passes."
-        if not (self.log_path and record.getMessage().startswith('Kernel died')): return True
-        self.write(f"papermill: {record.getMessage()}"); return False
+        return not (record.getMessage().startswith('Kernel died') and self.write(f"papermill: {record.getMessage()}"))
     def loop_handler(self, loop: asyncio.AbstractEventLoop, context: dict):
         "An event-loop exception handler: an exception of one of nbclient's tasks goes to the kernel log, all else to asyncio's default."
         exc, task = context.get('exception'), context.get('future') or context.get('task')
         coro = task.get_coro() if hasattr(task, 'get_coro') else None
         ours = isinstance(exc, DeadKernelError) or 'NotebookClient' in getattr(coro, '__qualname__', '')
-        if not (self.log_path and ours): return loop.default_exception_handler(context)
-        self.write(f"asyncio: {context.get('message', '')}: {exc!r} (a task of the interrupted cell)")
+        if not (ours and self.write(f"asyncio: {context.get('message', '')}: {exc!r} (a task of the interrupted cell)")):
+            loop.default_exception_handler(context)
 
 _NOISE = _KernelNoise()
 logging.getLogger('papermill').addFilter(_NOISE)

@@ -258,9 +258,10 @@ class KernelLogManager(AsyncKernelManager):
             return await super()._async_launch_kernel(kernel_cmd, **{**kw, 'stderr': f})
 
 def _kernel_args(log_path: Path) -> dict:
-    """Papermill engine arguments that start the kernel through `KernelLogManager` with its stderr going to `log_path`
-    (and this thread's event loop made ready by `_kernel_loop`, so that what nbclient says after Ctrl-C goes there too)."""
-    _kernel_loop(log_path)
+    """Papermill engine arguments that start the kernel through `KernelLogManager` with its stderr going to `log_path`.
+    Also readies what the launch needs: this interpreter first on PATH (`_kernel_env`), and this thread's event loop
+    (`_kernel_loop`, so that what nbclient says after Ctrl-C goes to `log_path` too)."""
+    _kernel_env(); _kernel_loop(log_path)
     return dict(kernel_manager_class=KernelLogManager, config=Config({'KernelLogManager': {'log_path': str(log_path)}}))
 
 # %% ../nbs/04_runner.ipynb #a7b8e4b5
@@ -319,7 +320,6 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, log_output: bool = 
     """Execute one run with papermill; on success move its rows into `results/` and write its manifest. Returns the result
     file. With `provenance`, every row also gets the columns of `provenance_columns` (device, commit, wall seconds)."""
     import papermill as pm
-    _kernel_env()
     nb = root/run.notebook
     if not nb.exists(): raise CogenError(f"grid {run.paper}: notebook {nb} does not exist")
     rdir, odir = out/'results'/run.paper, out/'runs'/run.paper
@@ -546,7 +546,6 @@ def figures_dir(paper: str, profile: str, out: Path | str) -> Path:
 def run_summary(grid: Grid, notebook: str, profile: str, root: Path, out: Path, slugs: list[str], extra: dict | None = None) -> Path:
     "Execute one summary `notebook` of the grid over the profile's result files, writing into `figures_dir(...)`; `extra`: more parameters."
     import papermill as pm
-    _kernel_env()
     sel = out/'runs'/grid.paper/f'summary-{profile}.slugs.json'
     atomic_write_text(sel, json.dumps(slugs))
     stem = Path(notebook).stem

@@ -3,7 +3,7 @@
 Run from the repository root (one run; it writes one CSV, the rows of every evaluation):
   COGEN_MIRROR=../shared/data nice -n 10 .venv/bin/python bench/recogs_curve.py [--variant cogs] [--model transformer]
       [--hidden 128] [--ffn 0] [--batch-size 64] [--lr 1e-3] [--epochs 8] [--eval-limit 10] [--threads 1]
-      [--bucket 0] [--chunks 1] [--shared-vocab] [--scale-embeddings] [--budget-min 28] [--out data/recogs_cpu_curve.csv]
+      [--bucket 0] [--chunks 1] [--shared-vocab] [--scale-embeddings] [--budget-min 28] [--out measured/recogs_cpu_curve.csv]
 
 One training run of the library's loop (`init_training`, then `train_epoch` epoch by epoch) on all of the variant's
 training rows, with the schedule of `--epochs` epochs (linear warm-up over 10% of the steps, linear decay to 0 at the
@@ -46,7 +46,7 @@ def main():
     ap.add_argument('--scale-embeddings', action='store_true', help="Seq2SeqConfig.scale_embeddings: word embeddings times sqrt(hidden) (not the authors' layers)")
     ap.add_argument('--show', type=int, default=0, help='print this many gen predictions after every epoch')
     ap.add_argument('--budget-min', type=float, default=28.0, help='stop after the epoch that passes this many training minutes')
-    ap.add_argument('--out', default='data/recogs_cpu_curve.csv')
+    ap.add_argument('--out', default='measured/recogs_cpu_curve.csv')
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     # the experiment notebook's row samples: one seeded generator drawing train, dev, test, then each gen category

@@ -59,9 +59,9 @@ def test_productivity_webnlg_n5_matches_paper():
 
 
 def test_committed_stats_are_current():
-    "data/spor/stats.json (read by the statistics notebook) holds what the code builds now (deterministic parts)."
+    "measured/spor/stats.json (read by the statistics notebook) holds what the code builds now (deterministic parts)."
     from cogen_lib.core import project_root
-    st = json.loads((project_root()/'data'/'spor'/'stats.json').read_text())
+    st = json.loads((project_root()/'measured'/'spor'/'stats.json').read_text())
     ps = build_productivity(load_corpus('webnlg'), 4)
     for k in ('invisible_by_size', 'visible_by_size', 'test_by_size', 'test_samples'):
         assert st['webnlg_productivity_N=4'][k] == ps.stats[k]
@@ -131,9 +131,9 @@ def test_cli_build_and_evaluate_rules(tmp_path):
 
 @pytest.mark.parametrize('dataset', ['webnlg', 'e2e'])
 def test_committed_systematicity_split_replays(dataset, webnlg_problem):
-    "The winning try recorded in data/spor/stats.json replays to the recorded Table 1 statistics (WebNLG: also with the baseline)."
+    "The winning try recorded in measured/spor/stats.json replays to the recorded Table 1 statistics (WebNLG: also with the baseline)."
     from cogen_lib.core import project_root
-    st = json.loads((project_root()/'data'/'spor'/'stats.json').read_text())[f'{dataset}_systematicity']
+    st = json.loads((project_root()/'measured'/'spor'/'stats.json').read_text())[f'{dataset}_systematicity']
     P = webnlg_problem if dataset == 'webnlg' else S.make_problem(load_corpus('e2e'))
     assert st['winning_seed_spawn_key'] == [st['seed'], st['winning_try']]
     splits = S.run_try(P, st['seed'], st['winning_try'], st['tries'])

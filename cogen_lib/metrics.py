@@ -186,10 +186,10 @@ def mean_ci_by(df: pd.DataFrame, by: str | list[str], value_col: str = 'value',
         rows.append(dict(zip(keys, k), mean=m, n=len(grp), ci_low=lo, ci_high=hi))
     return pd.DataFrame(rows, columns=[*keys, 'mean', 'n', 'ci_low', 'ci_high'])
 
-# %% ../nbs/03_metrics.ipynb
+# %% ../nbs/03_metrics.ipynb #171a239e
 Z95 = stats.norm.ppf(0.975)   # 1.95996...: two-sided 95%
 
-# %% ../nbs/03_metrics.ipynb
+# %% ../nbs/03_metrics.ipynb #3ed007c0
 def wilson_ci(k: int, n: int, alpha: float = 0.05) -> tuple[float, float, float]:
     "`(k/n, lo, hi)`: the Wilson score $(1-\\alpha)$ interval of `k` successes in `n` trials (`scipy.stats.binomtest`)."
     if isinstance(k, bool) or isinstance(n, bool) or int(k) != k or int(n) != n:
@@ -201,7 +201,7 @@ def wilson_ci(k: int, n: int, alpha: float = 0.05) -> tuple[float, float, float]
     ci = stats.binomtest(k, n).proportion_ci(confidence_level=1 - alpha, method='wilson')
     return k / n, max(0.0, float(ci.low)), min(1.0, float(ci.high))
 
-# %% ../nbs/03_metrics.ipynb
+# %% ../nbs/03_metrics.ipynb #3ef683a7
 def proportion(flags, alpha: float = 0.05) -> dict:
     "`dict(value=, n=, ci_low=, ci_high=, interval='wilson')` of 0/1 `flags`: the share of 1s with its Wilson interval."
     a = _as_1d(flags, 'flags')
@@ -210,7 +210,7 @@ def proportion(flags, alpha: float = 0.05) -> dict:
     p, lo, hi = wilson_ci(int(a.sum()), int(a.size), alpha)
     return dict(value=p, n=int(a.size), ci_low=lo, ci_high=hi, interval='wilson')
 
-# %% ../nbs/03_metrics.ipynb
+# %% ../nbs/03_metrics.ipynb #383b50fa
 def clustered_mean(values, clusters, alpha: float = 0.05) -> dict:
     "`dict(value=, n=, clusters=, se=, se_naive=, ci_low=, ci_high=)`: mean of `values` with a cluster-robust SE."
     a = _as_1d(values)
@@ -226,7 +226,7 @@ def clustered_mean(values, clusters, alpha: float = 0.05) -> dict:
     t = stats.t.ppf(1 - alpha / 2, C - 1)
     return dict(value=m, n=int(n), clusters=int(C), se=se, se_naive=se_naive, ci_low=m - t * se, ci_high=m + t * se)
 
-# %% ../nbs/03_metrics.ipynb
+# %% ../nbs/03_metrics.ipynb #d8aa1d48
 def seed_interval(values, alpha: float = 0.05) -> dict:
     "`dict(value=, seeds=, sd=, ci_low=, ci_high=)`: mean over seeds with its $t$ interval; `CogenError` for one seed."
     a = _as_1d(values, 'seed values')
@@ -235,7 +235,7 @@ def seed_interval(values, alpha: float = 0.05) -> dict:
     h = stats.t.ppf(1 - alpha / 2, a.size - 1) * sd / math.sqrt(a.size)
     return dict(value=m, seeds=int(a.size), sd=sd, ci_low=m - h, ci_high=m + h)
 
-# %% ../nbs/03_metrics.ipynb
+# %% ../nbs/03_metrics.ipynb #fe4ec1a1
 def _pairs(a, b, what: str) -> tuple[np.ndarray, np.ndarray]:
     "`a`, `b` as equal-length finite 1-D arrays of >= 2 paired outcomes (the same items under two conditions)."
     a, b = _as_1d(a, 'a'), _as_1d(b, 'b')
@@ -243,13 +243,13 @@ def _pairs(a, b, what: str) -> tuple[np.ndarray, np.ndarray]:
     if a.size < 2: raise CogenError(f"{what} needs at least 2 paired items, got {a.size}")
     return a, b
 
-# %% ../nbs/03_metrics.ipynb
+# %% ../nbs/03_metrics.ipynb #02ca0d05
 def power_z(alpha: float = 0.05, power: float = 0.8) -> float:
     "$z_{1-\\alpha/2} + z_{\\text{power}}$ (2.80 at the defaults): the multiplier of a two-sided test's minimum detectable effect."
     if not 0 < alpha < 1 or not 0 < power < 1: raise CogenError(f"alpha and power must be in (0, 1), got alpha={alpha}, power={power}")
     return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
 
-# %% ../nbs/03_metrics.ipynb
+# %% ../nbs/03_metrics.ipynb #086ce63c
 def mcnemar(a, b, alpha: float = 0.05, power: float = 0.8) -> dict:
     "Exact McNemar test of paired 0/1 outcomes `a` vs `b`: effect `mean(a)-mean(b)` with its interval, p, and the MDE."
     a, b = _pairs(a, b, 'mcnemar')
@@ -267,7 +267,7 @@ def mcnemar(a, b, alpha: float = 0.05, power: float = 0.8) -> dict:
                 ci_low=d - Z95 * se, ci_high=d + Z95 * se, p=p, a_only=n10, b_only=n01,
                 mde=min(1.0, power_z(alpha, power) * math.sqrt(psi_hi / n)))
 
-# %% ../nbs/03_metrics.ipynb
+# %% ../nbs/03_metrics.ipynb #03d4e7de
 def paired_permutation(a, b, n_perm: int = 10000, alpha: float = 0.05, power: float = 0.8,
                        rng: np.random.Generator | int = 0) -> dict:
     "Paired sign-flip permutation test of scores `a` vs `b` (same items): effect `mean(a-b)` with a bootstrap interval, p, MDE."
@@ -285,13 +285,13 @@ def paired_permutation(a, b, n_perm: int = 10000, alpha: float = 0.05, power: fl
     return dict(test='paired permutation (sign flip)', n=int(n), a=float(a.mean()), b=float(b.mean()), effect=obs,
                 ci_low=lo, ci_high=hi, p=p, mde=power_z(alpha, power) * sd / math.sqrt(n))
 
-# %% ../nbs/03_metrics.ipynb
+# %% ../nbs/03_metrics.ipynb #c00be860
 def format_p(p: float) -> str:
     "A p-value as printed in our tables: `'< 0.001'` below 0.001, else three decimals; never `0.0`."
     if p is None or not np.isfinite(p) or not 0 <= p <= 1: raise CogenError(f"format_p: a p-value must be in [0, 1], got {p!r}")
     return '< 0.001' if p < 0.001 else f'{p:.3f}'
 
-# %% ../nbs/03_metrics.ipynb
+# %% ../nbs/03_metrics.ipynb #e14d4f0d
 def verdict(paper_effect: float, test: dict, alpha: float = 0.05) -> str:
     "'reproduced' / 'opposite' / 'not detectable at this n' for a paper's signed effect, from a paired `test` dict."
     if not np.isfinite(paper_effect) or paper_effect == 0: raise CogenError(f"verdict: the paper's effect must be a non-zero number (its sign is the claim), got {paper_effect!r}")

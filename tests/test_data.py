@@ -125,3 +125,21 @@ def test_corrupted_cache_same_mtime(cache, mirror):
 def test_unknown_names(cache):
     with pytest.raises(data.CogenError, match='known sources: cogs, commongen'): data.fetch('nope/x.csv')
     with pytest.raises(data.CogenError, match='known sources'): data.fetch_source('nope')
+
+def test_fetch_source_leaves_every_registered_file(cache, monkeypatch):
+    """`cogen data fetch cogs` then `cogen data list`: every registered file of the source is fetched and verified,
+    the LICENSE that no loader reads included, so the source is listed `verified` (issue 17: reported `missing`)."""
+    from typer.testing import CliRunner
+    from cogen_lib.cli import app
+    m = _real_mirror()
+    want = sorted(f'data/{s.path}' for s in data.source_files('cogs'))
+    if missing := [p for p in want if not (m/p.removeprefix('data/')).is_file()]: pytest.skip(f"the mirror lacks {missing}")
+    monkeypatch.setenv('COGEN_MIRROR', str(m))
+    r = CliRunner().invoke(app, ['data', 'fetch', 'cogs'])
+    assert r.exit_code == 0, r.output
+    assert 'data/cogs/LICENSE' in want and _leftovers(cache) == want
+    assert {data.status(s) for s in data.source_files('cogs')} == {'verified'}
+    r = CliRunner().invoke(app, ['data', 'list'])
+    assert r.exit_code == 0, r.output
+    row = next(l for l in r.output.splitlines() if l.split()[:1] == ['cogs'])
+    assert row.split()[3] == 'verified', row

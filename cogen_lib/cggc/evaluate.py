@@ -62,18 +62,23 @@ def tokenize(items: list[dict]) -> tuple[dict, dict]:
     res = {i: (t[('r', i)] if t[('r', i)] and t[('r', i)][0].strip() else ['']) for i in range(len(items))}
     return gts, res
 
+# %% ../../nbs/cggc/04_evaluate.ipynb #de9e4a67
+def _close(met):
+    try: met.close()
+    except Exception: pass
+
 # %% ../../nbs/cggc/04_evaluate.ipynb #8fe6662a
 def score(items: list[dict], tokenized: tuple[dict, dict] | None = None, meteor=None) -> tuple[dict, pd.DataFrame]:
     """(corpus metrics, per-item frame) for items with `prediction`, `references`, `concepts` (see Scales).
     `tokenized` (from `tokenize`) and a running pycocoevalcap `Meteor` may be passed in to share them across calls."""
-    from rouge_score import rouge_scorer
-    from pycocoevalcap.bleu.bleu import Bleu
-    from pycocoevalcap.meteor.meteor import Meteor
-    from pycocoevalcap.cider.cider import Cider
     if not items: raise CogenError("nothing to score: no item has a prediction")
     for i, it in enumerate(items):
         if not isinstance(it.get('prediction'), str): raise CogenError(f"item {i} ({it.get('set_id')}): prediction is not a string")
         if not it.get('references'): raise CogenError(f"item {i} ({it.get('set_id')}): no references")
+    from rouge_score import rouge_scorer
+    from pycocoevalcap.bleu.bleu import Bleu
+    from pycocoevalcap.meteor.meteor import Meteor
+    from pycocoevalcap.cider.cider import Cider
     gts, res = tokenized or tokenize(items)
     bleu, bleu_items = Bleu(4).compute_score(gts, res, verbose=0)
     met = meteor or Meteor()
@@ -94,11 +99,6 @@ def score(items: list[dict], tokenized: tuple[dict, dict] | None = None, meteor=
               'Coverage': per['Coverage'].mean(), 'n': len(items)}
     if spice_note: corpus['SPICE_note'] = spice_note
     return corpus, per
-
-# %% ../../nbs/cggc/04_evaluate.ipynb #de9e4a67
-def _close(met):
-    try: met.close()
-    except Exception: pass
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #f94147b0
 def read_predictions(path: Path | str) -> list[dict]:

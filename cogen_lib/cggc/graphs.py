@@ -11,10 +11,11 @@ import numpy as np, pandas as pd
 from numba import njit
 from ..core import CogenError
 from .kg import RELATIONS, verbalise
+from .data import load_commongen
 
 # %% auto #0
 __all__ = ['REL_ID', 'MIN_WEIGHT', 'KGIndex', 'build_index', 'triple_weights', 'pair_weights', 'best_triple', 'structure_type',
-           'graph_from_paths', 'nx_graph', 'plain_graph', 'graph_record', 'sentence_graph', 'fast_graphs',
+           'graph_record', 'graph_from_paths', 'nx_graph', 'plain_graph', 'sentence_graph', 'fast_graphs',
            'commongen_sentences', 'run_graphs', 'prepare', 'build_graphs', 'read_graphs', 'cached_build']
 
 # %% ../../nbs/cggc/01_graphs.ipynb #c71d9c4e
@@ -65,7 +66,7 @@ def build_index(triples: pd.DataFrame) -> KGIndex:
     indptr = np.searchsorted(a, np.arange(len(names) + 1))
     return KGIndex(names, h, t, r, pair, starts, pu, pv, indptr, b, p, None, node)
 
-# %% ../../nbs/cggc/01_graphs.ipynb #7f47c438
+# %% ../../nbs/cggc/01_graphs.ipynb #0bdd7514
 @njit(cache=True, inline='always')
 def _weight(E, t, s):
     "Weight (1 - E[t].s) / 2 of triple t for sentence s (float64), floored at MIN_WEIGHT; a fixed summation order."
@@ -82,6 +83,7 @@ def _weight(E, t, s):
     w = (1.0 - tot) * 0.5
     return w if w > MIN_WEIGHT else MIN_WEIGHT
 
+# %% ../../nbs/cggc/01_graphs.ipynb #4aabf4dd
 @njit(cache=True)
 def _triple_weights(E, S):
     W = np.empty((S.shape[0], E.shape[0]))                # (B, T)
@@ -89,6 +91,7 @@ def _triple_weights(E, S):
         for t in range(E.shape[0]): W[b, t] = _weight(E, t, S[b])
     return W
 
+# %% ../../nbs/cggc/01_graphs.ipynb #9eff8679
 def triple_weights(E: np.ndarray, S: np.ndarray) -> np.ndarray:
     "(B, T) float64 weights (1 - cos)/2 of every triple (rows of E) for every sentence (rows of S); unit vectors."
     E, S = np.asarray(E), np.atleast_2d(np.asarray(S, np.float64))
@@ -120,6 +123,23 @@ def structure_type(edges: list, n_concepts: int) -> str | None:
                 types.add('B' if out1 and out2 else 'C' if not (out1 or out2) else 'A')
     return types.pop() if len(types) == 1 else None
 
+# %% ../../nbs/cggc/01_graphs.ipynb #7b611cdc
+def graph_record(ix: KGIndex, triples, concepts: list[str], reached) -> dict:
+    "The output fields from the triple ids on the paths and `reached[i][j]` (i < j) of each concept pair."
+    ts = sorted({int(t) for t in triples})
+    edges = sorted([ix.names[ix.head[t]], RELATIONS[ix.rel[t]], ix.names[ix.tail[t]]] for t in ts)
+    nodes = sorted({ix.names[ix.head[t]] for t in ts} | {ix.names[ix.tail[t]] for t in ts})
+    cs = list(concepts)
+    missing = [[a, b] for i, a in enumerate(cs) for j, b in enumerate(cs) if j > i and not reached[i][j]]
+    return dict(nodes=nodes, edges=edges, label='&'.join(sorted({r for _, r, _ in edges})),
+                structure=structure_type(edges, len(cs)), missing_pairs=missing)
+
+# %% ../../nbs/cggc/01_graphs.ipynb #49eca83e
+def _pair_id(ix: KGIndex, u: int, v: int) -> int:
+    s, e = ix.indptr[u], ix.indptr[u + 1]
+    k = s + np.searchsorted(ix.indices[s:e], v)
+    return int(ix.slot_pair[k])
+
 # %% ../../nbs/cggc/01_graphs.ipynb #f7fb44c6
 def graph_from_paths(ix: KGIndex, w: np.ndarray, concepts: list[str], pred: dict) -> dict:
     """The reasoning-graph fields for `concepts` from predecessor maps: `pred[c]` maps each node id reached from
@@ -137,12 +157,6 @@ def graph_from_paths(ix: KGIndex, w: np.ndarray, concepts: list[str], pred: dict
             while x != ia:
                 y = int(pr[x]); trip.append(best_triple(ix, w, _pair_id(ix, min(x, y), max(x, y)))); x = y
     return graph_record(ix, trip, cs, reached)
-
-# %% ../../nbs/cggc/01_graphs.ipynb #49eca83e
-def _pair_id(ix: KGIndex, u: int, v: int) -> int:
-    s, e = ix.indptr[u], ix.indptr[u + 1]
-    k = s + np.searchsorted(ix.indices[s:e], v)
-    return int(ix.slot_pair[k])
 
 # %% ../../nbs/cggc/01_graphs.ipynb #09f73cd5
 def nx_graph(ix: KGIndex):
@@ -206,7 +220,7 @@ def _top(hd, hv, hn, i, settled):
         else: return hd[i, 0]
     return np.inf
 
-# %% ../../nbs/cggc/01_graphs.ipynb #3b7f5c76
+# %% ../../nbs/cggc/01_graphs.ipynb #75115395
 @njit(cache=True)
 def _pair_weight(bounds, E, s, p, pw, parg, stamp, tick):
     "Weight of pair p for sentence s, computed on first use (stamp[p] == tick) with its lightest triple in parg[p]."
@@ -218,6 +232,33 @@ def _pair_weight(bounds, E, s, p, pw, parg, stamp, tick):
         pw[p] = best; parg[p] = arg; stamp[p] = tick
     return pw[p]
 
+# %% ../../nbs/cggc/01_graphs.ipynb #c5868233
+def _components(ix: KGIndex) -> np.ndarray:
+    "Connected-component label of each node (weights play no part), computed once per index."
+    comp = ix.__dict__.get('_comp')
+    if comp is None:
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import connected_components
+        A = sp.csr_matrix((np.ones(len(ix.indices)), ix.indices, ix.indptr), shape=(ix.n_nodes, ix.n_nodes))
+        comp = ix.__dict__['_comp'] = connected_components(A, directed=False)[1].astype(np.int64)
+    return comp
+
+# %% ../../nbs/cggc/01_graphs.ipynb #d3a1575b
+def _workspace(ix: KGIndex, n: int) -> dict:
+    "The search arrays of this process for sets of up to n concepts (made once per index; grown when n is larger)."
+    ws = ix.__dict__.get('_ws')
+    if ws is None or ws['dist'].shape[0] < n:
+        P, N, K = len(ix.starts), ix.n_nodes, max(n, 8)
+        ws = ix.__dict__['_ws'] = dict(
+            graph=(ix.indptr.astype(np.int64), ix.indices.astype(np.int64), ix.slot_pair.astype(np.int64),
+                   np.r_[ix.starts, ix.n_triples].astype(np.int64)),
+            pw=np.zeros(P), parg=np.zeros(P, np.int64), stamp=np.zeros(P, np.int64), tick=0,
+            dist=np.full((K, N), np.inf), predn=np.zeros((K, N), np.int64), preds=np.zeros((K, N), np.int64),
+            settled=np.zeros((K, N), np.bool_), hd=np.zeros((K, len(ix.indices) + 1)), hv=np.zeros((K, len(ix.indices) + 1), np.int64),
+            hn=np.zeros(K, np.int64), touched=np.zeros((K, N), np.int64), nt=np.zeros(K, np.int64))
+    return ws
+
+# %% ../../nbs/cggc/01_graphs.ipynb #a1dcef35
 @njit(cache=True)
 def _search(indptr, indices, slot_pair, bounds, E, s, ids, comp, pw, parg, stamp, tick,
             dist, predn, preds, settled, hd, hv, hn, touched, nt):
@@ -267,41 +308,7 @@ def _search(indptr, indices, slot_pair, bounds, E, s, ids, comp, pw, parg, stamp
             v = touched[i, q]; dist[i, v] = np.inf; settled[i, v] = False
     return np.array(out, np.int64), reached
 
-# %% ../../nbs/cggc/01_graphs.ipynb #b70bb68e
-def _components(ix: KGIndex) -> np.ndarray:
-    "Connected-component label of each node (weights play no part), computed once per index."
-    comp = ix.__dict__.get('_comp')
-    if comp is None:
-        import scipy.sparse as sp
-        from scipy.sparse.csgraph import connected_components
-        A = sp.csr_matrix((np.ones(len(ix.indices)), ix.indices, ix.indptr), shape=(ix.n_nodes, ix.n_nodes))
-        comp = ix.__dict__['_comp'] = connected_components(A, directed=False)[1].astype(np.int64)
-    return comp
-
-def _workspace(ix: KGIndex, n: int) -> dict:
-    "The search arrays of this process for sets of up to n concepts (made once per index; grown when n is larger)."
-    ws = ix.__dict__.get('_ws')
-    if ws is None or ws['dist'].shape[0] < n:
-        P, N, K = len(ix.starts), ix.n_nodes, max(n, 8)
-        ws = ix.__dict__['_ws'] = dict(
-            graph=(ix.indptr.astype(np.int64), ix.indices.astype(np.int64), ix.slot_pair.astype(np.int64),
-                   np.r_[ix.starts, ix.n_triples].astype(np.int64)),
-            pw=np.zeros(P), parg=np.zeros(P, np.int64), stamp=np.zeros(P, np.int64), tick=0,
-            dist=np.full((K, N), np.inf), predn=np.zeros((K, N), np.int64), preds=np.zeros((K, N), np.int64),
-            settled=np.zeros((K, N), np.bool_), hd=np.zeros((K, len(ix.indices) + 1)), hv=np.zeros((K, len(ix.indices) + 1), np.int64),
-            hn=np.zeros(K, np.int64), touched=np.zeros((K, N), np.int64), nt=np.zeros(K, np.int64))
-    return ws
-
-def graph_record(ix: KGIndex, triples, concepts: list[str], reached) -> dict:
-    "The output fields from the triple ids on the paths and `reached[i][j]` (i < j) of each concept pair."
-    ts = sorted({int(t) for t in triples})
-    edges = sorted([ix.names[ix.head[t]], RELATIONS[ix.rel[t]], ix.names[ix.tail[t]]] for t in ts)
-    nodes = sorted({ix.names[ix.head[t]] for t in ts} | {ix.names[ix.tail[t]] for t in ts})
-    cs = list(concepts)
-    missing = [[a, b] for i, a in enumerate(cs) for j, b in enumerate(cs) if j > i and not reached[i][j]]
-    return dict(nodes=nodes, edges=edges, label='&'.join(sorted({r for _, r, _ in edges})),
-                structure=structure_type(edges, len(cs)), missing_pairs=missing)
-
+# %% ../../nbs/cggc/01_graphs.ipynb #0bec8b2e
 def sentence_graph(ix: KGIndex, s: np.ndarray, concepts: list[str]) -> dict:
     "Reasoning graph of one sentence embedding `s` (d,) over `concepts`: the fast bidirectional search."
     if ix.E is None: raise CogenError("sentence_graph: the index has no triple embeddings; set ix.E (cggc.graphs.prepare does)")
@@ -320,17 +327,14 @@ def fast_graphs(ix: KGIndex, S: np.ndarray, concept_lists: list[list[str]]) -> l
 # %% ../../nbs/cggc/01_graphs.ipynb #6650a7cb
 def commongen_sentences(limit: int | None = None) -> pd.DataFrame:
     "CommonGen train + dev, one row per reference: set_id, ref, concepts, target (first `limit` concept sets)."
-    from cogen_lib.data import load_commongen
-    rows = []
+    if limit is not None and limit < 1: raise CogenError(f"--limit must be a positive number of concept sets, got {limit}")
+    rows, n = [], 0
     for split in ('train', 'dev'):
         for s in load_commongen(split).itertuples():
+            if n == limit: break                    # the first `limit` sets only: no rows built for the rest
+            n += 1
             for j, t in enumerate(s.references): rows.append((f'{split}-{s.set_id}', j, list(s.concepts), t))
-    df = pd.DataFrame(rows, columns=['set_id', 'ref', 'concepts', 'target'])
-    if limit is not None:
-        if limit < 1: raise CogenError(f"--limit must be a positive number of concept sets, got {limit}")
-        keep = list(dict.fromkeys(df.set_id))[:limit]
-        df = df[df.set_id.isin(set(keep))].reset_index(drop=True)
-    return df
+    return pd.DataFrame(rows, columns=['set_id', 'ref', 'concepts', 'target'])
 
 # %% ../../nbs/cggc/01_graphs.ipynb #f0fb34eb
 _IX = None

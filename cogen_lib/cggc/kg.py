@@ -9,10 +9,11 @@ from contextlib import contextmanager
 from pathlib import Path
 import numpy as np, pandas as pd
 from ..core import CogenError, cache_dir, atomic_write_text, stable_hash
+from .data import load_conceptnet4, read_conceptnet5_assertions
 
 # %% auto #0
-__all__ = ['RELATIONS', 'MERGE', 'TEMPLATES', 'KGS', 'map_relation', 'verbalise', 'normalize_triples', 'load_kg',
-           'relation_table', 'prune_triples', 'EmbeddingStore']
+__all__ = ['RELATIONS', 'MERGE', 'TEMPLATES', 'KGS', 'map_relation', 'verbalise', 'normalize_triples', 'load_kg', 'prune_triples',
+           'EmbeddingStore']
 
 # %% ../../nbs/cggc/00_kg.ipynb #9f5895ae
 RELATIONS = ('IsA', 'UsedFor', 'AtLocation', 'HasSubevent', 'HasPrerequisite', 'CapableOf', 'CausesDesire', 'Causes',
@@ -78,24 +79,12 @@ def load_kg(kg: str = 'conceptnet4', path: Path | str | None = None, cache: bool
     cp = cache_dir('cggc', 'kg')/f'{kg}-{key}.tsv'
     if cache and cp.exists():
         return pd.read_csv(cp, sep='\t', dtype=str, keep_default_na=False, na_filter=False, quoting=3)
-    if kg == 'conceptnet4':
-        from cogen_lib.data import load_conceptnet4
-        raw = load_conceptnet4()
-    else:
-        from cogen_lib.data import read_conceptnet5_assertions
-        raw = read_conceptnet5_assertions(src)
+    raw = load_conceptnet4() if kg == 'conceptnet4' else read_conceptnet5_assertions(src)
     df = normalize_triples(raw)
     if bad := [c for c in ('\t', '\n') if df['head'].str.contains(c).any() or df['tail'].str.contains(c).any()]:
         raise CogenError(f"{src}: a node name holds a {bad[0]!r}; cannot cache it")
     if cache: atomic_write_text(cp, df.to_csv(sep='\t', index=False, quoting=3))
     return df
-
-# %% ../../nbs/cggc/00_kg.ipynb #0993f377
-def relation_table(raw: pd.DataFrame) -> pd.DataFrame:
-    "Edges per source relation name and the CGGC relation each maps to (or 'dropped')."
-    c = raw['relation'].str.removeprefix('/r/').value_counts().rename_axis('source').reset_index(name='edges')
-    c['cggc'] = [(map_relation(r) or ('dropped', False))[0] for r in c['source']]
-    return c.sort_values(['cggc', 'edges'], ascending=[True, False], kind='stable').reset_index(drop=True)
 
 # %% ../../nbs/cggc/00_kg.ipynb #770e2dd9
 def _undirected_pairs(triples: pd.DataFrame, nodes: dict) -> np.ndarray:

@@ -23,6 +23,7 @@ def format_graph(edges: list) -> str:
 
 # %% ../../nbs/cggc/03_prompts.ipynb #00206685
 def format_item(rec: dict, with_target: bool) -> str:
+    "One block of the prompt: concepts, graph and `sentence:`, followed by the target for a demonstration."
     s = f"concepts: {', '.join(rec['concepts'])}\ncommonsense reasoning graph: {format_graph(rec['edges'])}\nsentence:"
     return s + (f" {rec['target']}" if with_target else '')
 

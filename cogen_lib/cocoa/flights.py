@@ -6,13 +6,14 @@
 from __future__ import annotations
 import datetime as dt, math
 from dataclasses import dataclass, field
-import numpy as np
+import numpy as np, pandas as pd
 from ..core import CogenError
+from ..data import fetch
 
 # %% auto #0
 __all__ = ['AIRPORTS', 'HUBS', 'CARRIERS', 'CLASSES', 'RAW_FIELDS', 'haversine_km', 'fmt_clock', 'parse_clock', 'hhmm',
            'fmt_duration', 'parse_duration', 'fmt_money', 'parse_money', 'fmt_date', 'parse_date', 'split_list',
-           'Flight', 'parse_flight', 'Route', 'make_route', 'make_routes']
+           'Flight', 'parse_flight', 'Route', 'make_route', 'load_airports', 'make_routes']
 
 # %% ../../nbs/cocoa/00_flights.ipynb #f0377ffe
 AIRPORTS = {  # iata: (city, lat, lon)
@@ -250,13 +251,26 @@ def make_route(rng: np.random.Generator, src: str, dst: str, countries: dict[str
             r['CarbonEmissionAvgDiff'] = f"{d:+d}" if d else '0'
     return Route(f"{AIRPORTS[src][0]} ({src})", f"{AIRPORTS[dst][0]} ({dst})", [parse_flight(r) for r in rows])
 
+# %% ../../nbs/cocoa/00_flights.ipynb #535d8814
+def load_airports() -> pd.DataFrame:
+    "GroundCocoa's 50 busiest airports: columns rank, airport, city, location, country, iata, icao, passengers."
+    f = 'groundcocoa/busiest_airports.csv'
+    df = pd.read_csv(fetch(f), dtype=str, keep_default_na=False, na_filter=False, encoding='utf-8')
+    need = ['Rank', 'Airport', 'Location', 'Country', 'Code (IATA/ICAO)', 'Total passengers']
+    if missing := [c for c in need if c not in df.columns]: raise CogenError(f"{f}: missing columns {missing}; re-fetch it")
+    codes = df['Code (IATA/ICAO)'].str.split('/')
+    for i, (c, raw) in enumerate(zip(codes, df['Code (IATA/ICAO)']), 1):
+        if len(c) != 2: raise CogenError(f"{f} row {i}: code {raw!r} is not IATA/ICAO")
+    try: rank, pax = df['Rank'].astype(int), df['Total passengers'].astype(int)
+    except ValueError as e: raise CogenError(f"{f}: a non-integer Rank or Total passengers ({e})") from None
+    return pd.DataFrame(dict(rank=rank, airport=df['Airport'], city=df['Location'].str.split(',').str[0].str.strip(), location=df['Location'],
+                             country=df['Country'], iata=codes.str[0], icao=codes.str[1], passengers=pax))
+
 # %% ../../nbs/cocoa/00_flights.ipynb #1d6312d1
 def make_routes(rng: np.random.Generator, n_routes: int = 40, n_dates: int = 3, per_class: int = 4,
                 airports=None, base_date: str = '2024-07-01') -> list[Route]:
-    "`n_routes` distinct routes between airports of different countries (from `cogen_lib.data.load_airports()`)."
-    if airports is None:
-        from cogen_lib.data import load_airports
-        airports = load_airports()
+    "`n_routes` distinct routes between airports of different countries (from `load_airports()`)."
+    if airports is None: airports = load_airports()
     countries = dict(zip(airports.iata, airports.country))
     if unknown := sorted(set(countries) - set(AIRPORTS)): raise CogenError(f"airports {unknown} have no coordinates in cocoa.flights.AIRPORTS; add them")
     if unknown := sorted(set(countries.values()) - set(CARRIERS)): raise CogenError(f"countries {unknown} have no carriers in cocoa.flights.CARRIERS; add them")

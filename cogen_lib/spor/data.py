@@ -4,15 +4,18 @@
 
 # %% ../../nbs/spor/00_data.ipynb #48593034
 from __future__ import annotations
-import json
+import json, re
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+import pandas as pd
 from ..core import CogenError
+from ..data import fetch, source_files, read_lines, check_split
 
 # %% auto #0
-__all__ = ['DATASETS', 'BOUNDARY', 'SYNONYMS', 'decode_camel', 'convert', 'so_conv', 'Sample', 'check_dataset', 'locate_units',
-           'unit_pairs', 'Corpus', 'load_corpus']
+__all__ = ['DATASETS', 'BOUNDARY', 'SYNONYMS', 'E2E_FILES', 'decode_camel', 'convert', 'so_conv', 'Sample', 'check_dataset',
+           'locate_units', 'unit_pairs', 'load_webnlg', 'parse_mr', 'format_mr', 'load_e2e', 'Corpus', 'load_corpus']
 
 # %% ../../nbs/spor/00_data.ipynb #88ae92f3
 def decode_camel(s: str) -> str:
@@ -24,14 +27,14 @@ def decode_camel(s: str) -> str:
     if tmp: piece.append(''.join(tmp))
     return ' '.join(piece)
 
-_PUNC = set('[’!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~\n。！，–]+')   # the authors' `punc` string, used character by character
-
 # %% ../../nbs/spor/00_data.ipynb #34634ce4
 def convert(s: str) -> str:
     "Underscores to spaces; backslashes and double quotes removed (the authors' `convert`)."
     return s.replace('_', ' ').replace('\\', '').replace('"', '')
 
 # %% ../../nbs/spor/00_data.ipynb #806def0a
+_PUNC = set('[’!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~\n。！，–]+')   # the authors' `punc` string, used character by character
+
 def so_conv(s: str) -> str:
     "`convert`, then every punctuation character to a space, stripped and lower-cased (the authors' `so_conv`)."
     return ''.join(' ' if ch in _PUNC else ch for ch in convert(s)).strip().lower()
@@ -150,6 +153,87 @@ def unit_pairs(sample: Sample) -> list[tuple[str, str]]:
     if sample.name is None: return [(so_conv(s), so_conv(o)) for s, _, o in sample.units]
     return [(so_conv('none'), so_conv(v)) if v not in ('no', 'yes') else (so_conv(a), so_conv('none')) for a, v in sample.units]
 
+# %% ../../nbs/spor/00_data.ipynb #fcc51d30
+def _webnlg_entries(path: Path, name: str):
+    for e in ET.parse(path).getroot().iter('entry'):
+        mts = e.find('modifiedtripleset')
+        if mts is None: raise CogenError(f"{name}: entry eid={e.get('eid')!r} has no modifiedtripleset; re-fetch the file")
+        triples = []
+        for m in mts.iter('mtriple'):
+            t = tuple(x.strip() for x in (m.text or '').split(' | '))
+            if len(t) != 3: raise CogenError(f"{name}: entry eid={e.get('eid')!r} has a malformed mtriple {m.text!r}; expected 'subject | predicate | object'")
+            triples.append(t)
+        refs = [(l.findtext('text') if l.find('text') is not None else l.text) or '' for l in e.findall('lex')]
+        yield dict(eid=e.get('eid'), category=e.get('category'), size=int(e.get('size')), triples=triples, references=refs, file=name)
+
+# %% ../../nbs/spor/00_data.ipynb #e70f7583
+def load_webnlg(split: str) -> pd.DataFrame:
+    "WebNLG 3.0 English: columns eid, category, size, triples (list of (s, p, o)), references (list of str), file."
+    check_split(split, ('train', 'dev', 'test'), 'WebNLG')
+    fs = [s for s in source_files('webnlg3.0') if s.path.split('/')[1] == split]
+    return pd.DataFrame([r for s in fs for r in _webnlg_entries(fetch(s), s.path)],
+                        columns=['eid', 'category', 'size', 'triples', 'references', 'file'])
+
+# %% ../../nbs/spor/00_data.ipynb #c2ea6cbd
+_MR_ITEM = re.compile(r'\s*([^\[\],]*[^\[\],\s])\s*\[([^\[\]]*)\]\s*(?:,|$)')
+_E2E_ATTR = {'eat type': 'eatType', 'price range': 'priceRange', 'family friendly': 'familyFriendly'}
+E2E_FILES = {'train': 'e2e_cleaned/train-filtered.jsonl', 'dev': 'e2e_cleaned/devel-fixed.no-ol.csv', 'test': 'e2e_cleaned/test-fixed.csv'}
+
+def parse_mr(mr: str) -> list[tuple[str, str]]:
+    "The `(attribute, value)` pairs of an E2E MR `attr[value], attr[value], ...`, in order (values may hold commas)."
+    pairs, i = [], 0
+    while i < len(mr):
+        m = _MR_ITEM.match(mr, i)
+        if not m: raise CogenError(f"malformed E2E MR {mr!r} at character {i} ({mr[i:i + 30]!r}): expected 'attr[value], attr[value], ...'")
+        pairs.append((m[1], m[2])); i = m.end()
+    if not pairs: raise CogenError(f"empty E2E MR {mr!r}")
+    return pairs
+
+# %% ../../nbs/spor/00_data.ipynb #0bb8279d
+def format_mr(pairs: list[tuple[str, str]]) -> str:
+    "The MR string `attr[value], ...` of `(attribute, value)` pairs (inverse of `parse_mr`)."
+    return ', '.join(f'{a}[{v}]' for a, v in pairs)
+
+# %% ../../nbs/spor/00_data.ipynb #48351791
+def _split_name(pairs):
+    i = next((i for i, (a, _) in enumerate(pairs) if a == 'name'), None)
+    return (None, list(pairs)) if i is None else (pairs[i][1], pairs[:i] + pairs[i + 1:])
+
+# %% ../../nbs/spor/00_data.ipynb #43c9137d
+def _e2e_jsonl(path: Path, name: str) -> list[dict]:
+    rows = []
+    for i, line in enumerate(read_lines(path), 1):
+        try:
+            o = json.loads(line)
+            pairs = [(_E2E_ATTR.get(a, a), v) for a, v in o['data']]
+            if not (isinstance(o['name'], str) and all(isinstance(x, str) for p in pairs for x in p)
+                    and isinstance(o['texts'], list) and all(isinstance(t, str) for t in o['texts'])): raise TypeError('a name, value or text is not a string')
+        except (ValueError, KeyError, TypeError) as e:
+            raise CogenError(f"{name} line {i}: malformed record ({type(e).__name__}: {e}) {line[:200]!r}; expected {{'name', 'data': [[attr, value], ...], 'texts'}}")
+        rows.append(dict(name=o['name'], attributes=pairs, mr=format_mr([('name', o['name'])] + pairs), references=list(o['texts'])))
+    return rows
+
+# %% ../../nbs/spor/00_data.ipynb #b5c088ec
+def _e2e_csv(path: Path, name: str) -> list[dict]:
+    df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding='utf-8')
+    if not {'mr', 'ref'} <= set(df.columns): raise CogenError(f"{name}: expected columns mr, ref, got {list(df.columns)}; re-fetch it")
+    rows = {}
+    for i, (mr, ref) in enumerate(zip(df.mr, df.ref), 1):
+        if mr not in rows:
+            try: n, attrs = _split_name(parse_mr(mr))
+            except CogenError as e: raise CogenError(f"{name} row {i} (after the header), column mr: {e}") from None
+            rows[mr] = dict(name=n, attributes=attrs, mr=mr, references=[])
+        rows[mr]['references'].append(ref)
+    return list(rows.values())
+
+# %% ../../nbs/spor/00_data.ipynb #9c8d1a93
+def load_e2e(split: str) -> pd.DataFrame:
+    "Cleaned E2E: columns name, attributes (list of (attribute, value)), mr, references (list of str); one row per MR."
+    check_split(split, tuple(E2E_FILES), 'E2E')
+    f = E2E_FILES[split]
+    rows = (_e2e_jsonl if f.endswith('.jsonl') else _e2e_csv)(fetch(f), f)
+    return pd.DataFrame(rows, columns=['name', 'attributes', 'mr', 'references'])
+
 # %% ../../nbs/spor/00_data.ipynb #df9120e1
 @dataclass(frozen=True)
 class Corpus:
@@ -166,7 +250,6 @@ class Corpus:
 # %% ../../nbs/spor/00_data.ipynb #a23834f8
 @lru_cache(maxsize=8)
 def _webnlg_samples(split: str) -> tuple[Sample, ...]:
-    from cogen_lib.data import load_webnlg
     df = load_webnlg(split)
     df = df.iloc[sorted(range(len(df)), key=lambda i: df.file.iat[i])]    # the authors' file order: 1triples..7triples, sorted names
     return tuple(Sample(f"webnlg:{f}#{e}", tuple((s, decode_camel(p), o) for s, p, o in t), tuple(r), None, c)
@@ -179,7 +262,6 @@ def _e2e_keep(name, attrs) -> bool:
 # %% ../../nbs/spor/00_data.ipynb #68a7210a
 @lru_cache(maxsize=8)
 def _e2e_samples(split: str) -> tuple[Sample, ...]:
-    from cogen_lib.data import load_e2e
     df = load_e2e(split)
     out = []
     for i, (name, attrs, refs) in enumerate(zip(df.name, df.attributes, df.references)):

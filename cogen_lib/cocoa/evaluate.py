@@ -20,8 +20,8 @@ __all__ = ['PROMPT_STYLES', 'STYLES', 'DEFAULT_TOKENS', 'EXEMPLAR', 'PARTIAL_KEY
            'OFFICIAL_FIELDS', 'PromptStyle', 'register_style', 'check_style', 'check_question', 'load_records',
            'display_fields', 'render_flight', 'instruction', 'render_question', 'clauses', 'option_satisfies',
            'value_phrase', 'literal_text', 'requirement_text', 'decomposition', 'explain_option', 'question_prompt',
-           'cot_prompt', 'build_prompt', 'l2m_decompose_prompt', 'l2m_solve_prompt', 'extract_answer',
-           'select_questions', 'decide_generated', 'decide_least_to_most', 'decide_loglik', 'evaluate_records',
+           'cot_prompt', 'l2m_decompose_prompt', 'l2m_solve_prompt', 'extract_answer', 'select_questions',
+           'decide_generated', 'decide_least_to_most', 'decide_loglik', 'build_prompt', 'evaluate_records',
            'evaluate_file', 'accuracy_by', 'accuracy_by_typical', 'analyses', 'record_results', 'entropy_density',
            'official_to_record', 'load_official']
 
@@ -297,13 +297,6 @@ def cot_prompt(rec: dict, exemplar: dict | None = None, partial: bool = False) -
     return ("Study the worked example, then answer the question that follows in the same way.\n\n" + demo
             + "\n\n---\n\n" + question_prompt(rec) + "\nLet's think step by step.")
 
-# %% ../../nbs/cocoa/05_evaluate.ipynb #c5e3b631
-def build_prompt(rec: dict, style: str, exemplar: dict | None = None) -> str:
-    "The prompt of `rec` in `style` (not `least-to-most`, which has two: see `l2m_decompose_prompt`, `l2m_solve_prompt`)."
-    check_style(style)
-    if style == 'least-to-most': raise CogenError("least-to-most takes two prompts: use l2m_decompose_prompt, then l2m_solve_prompt")
-    return PROMPT_STYLES[style].prompt(rec, exemplar)
-
 # %% ../../nbs/cocoa/05_evaluate.ipynb #87af0da8
 def l2m_decompose_prompt(rec: dict, exemplar: dict | None = None) -> str:
     "Least-to-most, stage 1: split the criteria of `rec` into numbered requirements (one-shot)."
@@ -428,6 +421,13 @@ register_style('cot-partial', _LABELS['cot-partial'], 384, lambda r, ex: cot_pro
 register_style('cot-full', _LABELS['cot-full'], 512, cot_prompt, decide_generated)
 register_style('least-to-most', _LABELS['least-to-most'], 384, l2m_decompose_prompt, decide_least_to_most)
 register_style('loglik', _LABELS['loglik'], 0, question_prompt, decide_loglik);
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #c5e3b631
+def build_prompt(rec: dict, style: str, exemplar: dict | None = None) -> str:
+    "The prompt of `rec` in `style` (not `least-to-most`, which has two: see `l2m_decompose_prompt`, `l2m_solve_prompt`)."
+    check_style(style)
+    if style == 'least-to-most': raise CogenError("least-to-most takes two prompts: use l2m_decompose_prompt, then l2m_solve_prompt")
+    return PROMPT_STYLES[style].prompt(rec, exemplar)
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #bbb66cb3
 def _run_summary(df: pd.DataFrame, lm, model, prompt_style: str, tokens: int, chat, before: dict, wall: float,

@@ -389,7 +389,7 @@ def decide_generated(recs, prompts, lm, tokens, batch_size=8, chat=None, exempla
 # %% ../../nbs/cocoa/05_evaluate.ipynb #06a0f8e3
 def decide_least_to_most(recs, prompts, lm, tokens, batch_size=8, chat=None, exemplar=None, desc=None) -> list[dict]:
     "Least-to-most: the model decomposes the criteria (`prompts` are `l2m_decompose_prompt`s), then checks the options."
-    dec = lm.generate(prompts, max_new_tokens=max(64, tokens // 2), batch_size=batch_size, chat=chat, desc=desc + ' (decompose)')
+    dec = lm.generate(prompts, max_new_tokens=max(64, tokens // 2), batch_size=batch_size, chat=chat, desc=(desc or 'least-to-most') + ' (decompose)')
     reqs = [g.text or '' for g in dec]
     gens = lm.generate([l2m_solve_prompt(r, d, exemplar) for r, d in zip(recs, reqs)], max_new_tokens=tokens,
                        batch_size=batch_size, chat=chat, desc=desc)

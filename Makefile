@@ -29,8 +29,11 @@ $(STAMP): requirements.txt setup.py settings.ini
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
+# Two workers (pytest-xdist); tests that share something unsafe between processes run in one group each, in order
+# (tests/conftest.py says which and why). -rs prints the reason of every skipped test. TEST_WORKERS=0 runs serially.
+TEST_WORKERS ?= 2
 test: $(STAMP) $(CGGC_SAMPLE)
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider -rs $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup) tests
 
 $(CGGC_SAMPLE): $(STAMP) tests/fixtures/cggc/make_sample.py
 	$(BIN)/python tests/fixtures/cggc/make_sample.py

@@ -22,12 +22,71 @@ too slow for whole sets, so they run on a seeded sample of rows and the ratio co
              names of the predicates they occur in, the product of every candidate map enumerated, maps only
              required to be onto, conjunct *sets* compared after string substitution; run on the recogs and
              perturbed sets, rows whose candidate product exceeds --cap maps are skipped and counted
+
+Whole process (what a user waits for, imports included), last: `cogen recogs score --metric sem` as a subprocess
+  - on COGS gen scored against itself (the files a user passes; goal: under 0.6 s wall), and
+  - on the recogs set written as TSVs, against a subprocess running the authors' procedure on the same files
+    (`python bench/sem.py --authors-file PRED GOLD CAP`, which imports no cogen code); rows whose candidate product
+    exceeds --process-cap are skipped by the authors' process only (they are its slowest: the ratio is a lower bound).
+  Wall: median of --repeats runs; CPU: the children's user + system time.
 """
 import argparse, itertools, math, os, re, sys, time
 from collections import Counter, defaultdict
 from pathlib import Path
-import numpy as np
 
+
+# --- the authors' procedure, first: `--authors-file` runs it as a process of its own, importing no cogen code --------
+
+_UN = re.compile(r"(\w+)\s*\(\s*(\d+)\s*\)")
+_BI = re.compile(r"(\w+)\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)")
+_SPLIT = re.compile(r"\s*(?:AND|;)\s*")
+
+
+def _profiles(phi):
+    v2p = defaultdict(list)
+    for p, v in _UN.findall(phi): v2p[v].append(p)
+    for p, a, b in _BI.findall(phi): v2p[a].append(p); v2p[b].append(p)
+    p2v = defaultdict(list)
+    for v, ps in v2p.items(): p2v[tuple(sorted(ps))].append(v)
+    return p2v
+
+
+def authors_candidates(gold: str, pred: str) -> int:
+    g, p = _profiles(gold.replace(' ', '').replace('AND', ' AND ')), _profiles(pred.replace(' ', '').replace('AND', ' AND '))
+    return int(math.prod([float(len(g.get(k, ()))) ** len(vs) for k, vs in p.items()])) if p else 1
+
+
+def authors(gold: str, pred: str, flag='000000') -> bool:
+    "The authors' procedure, re-implemented: product of candidate maps, onto only, conjunct sets."
+    gold, pred = gold.replace(' ', '').replace('AND', ' AND '), pred.replace(' ', '').replace('AND', ' AND ')
+    gset = set(_SPLIT.split(gold))
+    gm, pm = _profiles(gold), _profiles(pred)
+    p2g = {v: gm.get(k, []) for k, vs in pm.items() for v in vs}
+    gvars, pvars = set(re.findall(r'(\d+)', gold)), set(re.findall(r'(\d+)', pred))
+    for vals in itertools.product(*p2g.values()):
+        d = dict(zip(p2g, vals))
+        if set(d) != pvars or set(d.values()) != gvars: continue
+        phi = pred
+        for s, t in d.items(): phi = re.sub(rf"\b{s}\b", f"{flag}{t}", phi)
+        if set(_SPLIT.split(phi.replace(flag, ''))) == gset: return True
+    return False
+
+
+def authors_file(pred: str, gold: str, cap: float) -> None:
+    "The authors' check as a whole process: read two TSVs (sentence, lf[, type]), score every row under `cap` maps."
+    rows = lambda f: [l.split('\t') for l in Path(f).read_text(encoding='utf-8').splitlines()]
+    P, G = rows(pred), rows(gold)
+    n = skipped = 0
+    for p, g in zip(P, G):
+        if authors_candidates(g[1], p[1]) > cap: skipped += 1; continue
+        n += authors(g[1], p[1])
+    print(f"authors sem: {n} / {len(G) - skipped} rows match ({skipped} rows above {cap:.0g} maps skipped)")
+
+
+if __name__ == '__main__' and sys.argv[1:2] == ['--authors-file']:
+    authors_file(sys.argv[2], sys.argv[3], float(sys.argv[4])); sys.exit(0)
+
+import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cogen_lib.core import make_rng
 from cogen_lib.data import load_cogs
@@ -126,41 +185,6 @@ def brute(pred: str, gold: str) -> bool:
 MAPS = [0]   # maps tried by `brute`
 
 
-_UN = re.compile(r"(\w+)\s*\(\s*(\d+)\s*\)")
-_BI = re.compile(r"(\w+)\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)")
-_SPLIT = re.compile(r"\s*(?:AND|;)\s*")
-
-
-def _profiles(phi):
-    v2p = defaultdict(list)
-    for p, v in _UN.findall(phi): v2p[v].append(p)
-    for p, a, b in _BI.findall(phi): v2p[a].append(p); v2p[b].append(p)
-    p2v = defaultdict(list)
-    for v, ps in v2p.items(): p2v[tuple(sorted(ps))].append(v)
-    return p2v
-
-
-def authors_candidates(gold: str, pred: str) -> int:
-    g, p = _profiles(gold.replace(' ', '').replace('AND', ' AND ')), _profiles(pred.replace(' ', '').replace('AND', ' AND '))
-    return int(np.prod([float(len(g.get(k, ()))) ** len(vs) for k, vs in p.items()])) if p else 1
-
-
-def authors(gold: str, pred: str, flag='000000') -> bool:
-    "The authors' procedure, re-implemented: product of candidate maps, onto only, conjunct sets."
-    gold, pred = gold.replace(' ', '').replace('AND', ' AND '), pred.replace(' ', '').replace('AND', ' AND ')
-    gset = set(_SPLIT.split(gold))
-    gm, pm = _profiles(gold), _profiles(pred)
-    p2g = {v: gm.get(k, []) for k, vs in pm.items() for v in vs}
-    gvars, pvars = set(re.findall(r'(\d+)', gold)), set(re.findall(r'(\d+)', pred))
-    for vals in itertools.product(*p2g.values()):
-        d = dict(zip(p2g, vals))
-        if set(d) != pvars or set(d.values()) != gvars: continue
-        phi = pred
-        for s, t in d.items(): phi = re.sub(rf"\b{s}\b", f"{flag}{t}", phi)
-        if set(_SPLIT.split(phi.replace(flag, ''))) == gset: return True
-    return False
-
-
 # --- timing ------------------------------------------------------------------------------------------------------
 
 def time_ours(pairs):
@@ -171,14 +195,51 @@ def time_ours(pairs):
     return time.perf_counter() - t, time.process_time() - c, res
 
 
+def run_process(cmd: list[str]) -> tuple[float, float, str]:
+    "(wall s, CPU s of the child, stdout) of one subprocess."
+    import resource, subprocess
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), r.stdout.strip()
+
+
+def whole_process(df, rec, recogs_pairs, cap: float, repeats: int) -> None:
+    "`cogen recogs score` as a subprocess on COGS gen, and against the authors' procedure as a subprocess."
+    import tempfile
+    cogen = str(Path(sys.executable).parent/'cogen')
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        write = lambda f, lfs: (d/f).write_text(''.join(f'{s}\t{l}\t{t}\n' for s, l, t in zip(df.sentence, lfs, df.category)), encoding='utf-8')
+        write('gen.tsv', df.lf); write('gold.tsv', rec); write('pred.tsv', [p for p, _ in recogs_pairs])
+        print(f"\nwhole process, {len(df):,} rows (load average {os.getloadavg()[0]:.1f}; median of {repeats} runs)")
+        ours = {}
+        for name, pred, gold in (('COGS gen vs itself', 'gen.tsv', 'gen.tsv'), ('recogs renamed', 'pred.tsv', 'gold.tsv')):
+            runs = [run_process([cogen, 'recogs', 'score', '--pred', str(d/pred), '--gold', str(d/gold), '--metric', 'sem']) for _ in range(repeats)]
+            w, c = float(np.median([r[0] for r in runs])), float(np.median([r[1] for r in runs]))
+            ours[name] = w
+            print(f"  cogen recogs score  {name:<20} {w:6.2f} s wall {c:6.2f} s CPU   {runs[0][2]}")
+        w, c, out = run_process([sys.executable, __file__, '--authors-file', str(d/'pred.tsv'), str(d/'gold.tsv'), str(cap)])
+        print(f"  authors' procedure  {'recogs renamed':<20} {w:6.2f} s wall {c:6.2f} s CPU   {out}")
+        print(f"  ratio (authors' wall / ours, recogs renamed): {w / ours['recogs renamed']:.1f}x; "
+              f"COGS gen vs itself: {ours['COGS gen vs itself']:.2f} s wall (goal < 0.6 s)")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--sample', type=int, default=300, help='rows per set for the baselines')
     ap.add_argument('--cap', type=float, default=2e5, help="skip rows whose authors'-style candidate product is larger")
     ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--process-cap', type=float, default=None, help="the authors' whole process skips rows with more candidate maps (default: --cap)")
+    ap.add_argument('--repeats', type=int, default=3, help='runs of each whole-process timing (median)')
+    ap.add_argument('--only-process', action='store_true', help='only the whole-process timings')
     a = ap.parse_args(argv)
+    if a.process_cap is None: a.process_cap = a.cap
     rng = make_rng(a.seed)
-    gold = load_cogs('gen').lf.tolist()
+    df = load_cogs('gen')
+    gold = df.lf.tolist()
     rec = [recogs_like(s) for s in gold]
     sets = {
         'self': [(g, g) for g in gold],
@@ -186,6 +247,7 @@ def main(argv=None):
         'recogs': [(rename(r, rng, r'\b(\d+)\b', '{}'), r) for r in rec],
         'perturbed': [(rename(perturb(g, rng), rng), g) for g in gold],
     }
+    if a.only_process: return whole_process(df, rec, sets['recogs'], a.process_cap, a.repeats)
     sets['recogs-perturbed'] = [(rename(perturb(r, rng), rng, r'\b(\d+)\b', '{}'), r) for r in rec]
     sets['recogs-dup-event'] = [(rename(dup_event(r, rng), rng, r'\b(\d+)\b', '{}'), r) for r in rec]
     print(f"COGS gen: {len(gold):,} rows; baselines on a seeded sample of {a.sample} rows per set\n")
@@ -242,6 +304,7 @@ def main(argv=None):
           f"{sum(x > a.cap for x in sizes)} rows above --cap {a.cap:.0g}, total {sum(sizes):.3g}")
     print("\nbrute agrees exactly by construction (disagree must be 0); 'authors' disagreements are the pairs its onto-only"
           "\nmaps and conjunct sets accept (e.g. a duplicated conjunct) or its regexes cannot read.")
+    whole_process(df, rec, sets['recogs'], a.process_cap, a.repeats)
 
 
 if __name__ == '__main__':

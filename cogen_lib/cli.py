@@ -8,76 +8,12 @@ import importlib, pkgutil, sys
 from pathlib import Path
 from typing import Optional
 import typer
-from .core import CogenError, cli_fail
+from typer.core import TyperGroup
+from .core import CogenError, cli_fail, cli_command, check_out_path
 
 # %% auto #0
-__all__ = ['app', 'data_app', 'results_app', 'data_list', 'data_fetch', 'interrupted', 'run', 'site', 'paper_packages',
-           'add_paper_commands', 'main', 'results_import']
-
-# %% ../nbs/05_cli.ipynb #5a932e1c
-app = typer.Typer(help="cogen: a reproducible laboratory for compositional generalization.", no_args_is_help=True,
-                  pretty_exceptions_enable=False)
-data_app = typer.Typer(help="Fetch, verify and list the data sources.", no_args_is_help=True)
-app.add_typer(data_app, name='data')
-results_app = typer.Typer(help="Commit the result rows of GPU runs (the `paper` profile).", no_args_is_help=True)
-app.add_typer(results_app, name='results')
-
-# %% ../nbs/05_cli.ipynb #403c2a18
-@data_app.command('list')
-def data_list(files: bool = typer.Option(False, '--files', help='One line per file instead of per source.')):
-    "Print each source with its status in the cache: verified / missing / corrupt."
-    from cogen_lib.data import list_sources
-    try: df = list_sources(files=files)
-    except CogenError as e: cli_fail(e)
-    first = [c for c in df.columns if c != 'license']         # the long license text goes last
-    typer.echo(df[first + ['license']].to_markdown(index=False, tablefmt='simple'))
-    bad = df[df.status != 'verified']
-    if len(bad): typer.echo(f"\n{len(bad)} not verified: run `cogen data fetch` (offline: set COGEN_MIRROR to a mirror folder first)")
-
-# %% ../nbs/05_cli.ipynb #35872b64
-@data_app.command('fetch')
-def data_fetch(sources: Optional[list[str]] = typer.Argument(None, help='Sources to fetch (default: all).')):
-    "Download (or copy from $COGEN_MIRROR) and verify sources into the cache."
-    from cogen_lib.data import fetch_source, sources as all_sources
-    names = sources or sorted({s.source for s in all_sources()})
-    try:
-        for n in names: typer.echo(f"{n}: {fetch_source(n)}")
-    except CogenError as e: cli_fail(e)
-
-# %% ../nbs/05_cli.ipynb #d0d467e4
-def interrupted():
-    """What Ctrl-C during a command prints: one line saying that a rerun resumes, and exit status 130 (128 + SIGINT),
-    instead of the traceback of whatever was waiting (zmq, a model). It changes no signal handler (see `main`)."""
-    typer.secho("\ninterrupted; run again to resume (finished runs are kept, the interrupted one is redone)", fg='yellow', err=True)
-    raise typer.Exit(130)
-
-# %% ../nbs/05_cli.ipynb #9d1a34cc
-@app.command('run')
-def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.g. quickstart), or 'all'."),
-        profile: str = typer.Option('smoke', help='smoke (CI), cpu (this machine), paper (full settings, GPU).'),
-        force: bool = typer.Option(False, help='Re-execute runs even when fresh (model calls still come from the cache).'),
-        out: Optional[Path] = typer.Option(None, help='Where runs/, results/ and figures/ go (default: the project).'),
-        executor: str = typer.Option('local', help="local: runs on this machine; dask: each run is a task on a Dask cluster."),
-        workers: int = typer.Option(1, help='Runs at once (local), or LocalCluster worker processes (dask without --scheduler).'),
-        scheduler: Optional[str] = typer.Option(None, help='Address of a running Dask scheduler, e.g. tcp://host:8786 (dask only).')):
-    "Execute a paper's grid with papermill: fresh runs are skipped, an interrupted grid resumes."
-    from cogen_lib.runner import run_grid, list_papers
-    try:
-        papers = list_papers() if paper == 'all' else [paper]
-        reps = [run_grid(p, profile, out=out, force=force, executor=executor, workers=workers, scheduler=scheduler) for p in papers]
-    except CogenError as e: cli_fail(e)
-    except KeyboardInterrupt: interrupted()
-    if any(r.failed for r in reps): raise typer.Exit(1)
-
-# %% ../nbs/05_cli.ipynb #23b31903
-@app.command('site')
-def site(out: Optional[Path] = typer.Option(None, help='The output folder of `cogen run --out` holding runs/; the site goes to its _site/ (default: the project).'),
-         library: str = typer.Option('all', '--library', help="Library notebooks to render too (executed once per change): all, course or none.")):
-    "Build the website of the executed notebooks (Sphinx + MyST-NB) into _site/: summaries, runs and library notebooks, grouped by paper."
-    from cogen_lib.site import build_site
-    try: typer.echo(f"site: {build_site(out, library=library)}")
-    except CogenError as e: cli_fail(e)
-    except KeyboardInterrupt: interrupted()
+__all__ = ['app', 'data_app', 'results_app', 'paper_packages', 'paper_help', 'paper_command', 'PaperGroup', 'data_list',
+           'data_fetch', 'run', 'site', 'interrupted', 'main', 'results_import']
 
 # %% ../nbs/05_cli.ipynb #ffcb5d5b
 def paper_packages() -> list[str]:
@@ -87,17 +23,114 @@ def paper_packages() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules([str(pkg)]) if m.ispkg and (pkg/m.name/'cli.py').exists())
 
 # %% ../nbs/05_cli.ipynb #7407c621
-def add_paper_commands(app: typer.Typer = app) -> list[str]:
-    "Attach `cogen_lib.<paper>.cli.app` for each paper package; returns the papers attached."
-    found = []
-    for p in paper_packages():
-        mod = importlib.import_module(f'cogen_lib.{p}.cli')
-        if not isinstance(getattr(mod, 'app', None), typer.Typer):
-            raise CogenError(f"cogen_lib/{p}/cli.py must define `app = typer.Typer(...)` for `cogen {p}`; it has none")
-        app.add_typer(mod.app, name=p); found.append(p)
-    return found
+def paper_help(paper: str) -> str:
+    """The help line of `cogen <paper>`: the `help=` of `app = typer.Typer(...)` in `cogen_lib/<paper>/cli.py` (else
+    its docstring), read with `ast`, without importing the module."""
+    import ast, cogen_lib
+    f = Path(cogen_lib.__file__).parent/paper/'cli.py'
+    try: tree = ast.parse(f.read_text(encoding='utf-8'))
+    except (OSError, SyntaxError, UnicodeDecodeError) as e: raise CogenError(f"cannot read {f} ({e}); run nbdev_export to regenerate it") from None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and any(getattr(t, 'id', None) == 'app' for t in node.targets):
+            for k in node.value.keywords:
+                if k.arg == 'help' and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str): return k.value.value
+    return ast.get_docstring(tree) or ''
 
-add_paper_commands()
+# %% ../nbs/05_cli.ipynb #efc47869
+def paper_command(paper: str):
+    "The command `cogen <paper>`: imports `cogen_lib.<paper>.cli` and converts its typer `app` to a click group."
+    mod = importlib.import_module(f'cogen_lib.{paper}.cli')
+    if not isinstance(getattr(mod, 'app', None), typer.Typer):
+        raise CogenError(f"cogen_lib/{paper}/cli.py must define `app = typer.Typer(...)` for `cogen {paper}`; it has none")
+    holder = typer.Typer(); holder.add_typer(mod.app, name=paper)      # a group even when the paper has one command
+    return typer.main.get_command(holder).commands[paper]
+
+# %% ../nbs/05_cli.ipynb #492b5657
+class PaperGroup(TyperGroup):
+    """The `cogen` group: its own commands plus one per paper package (`paper_packages`). A paper's `cli.py` (and what it
+    imports) is loaded only when that paper's command runs; `cogen --help` lists every paper with its help line
+    (`paper_help`) without importing any."""
+    def list_commands(self, ctx) -> list[str]:
+        return [*super().list_commands(ctx), *[p for p in paper_packages() if p not in self.commands]]
+
+    def get_command(self, ctx, name: str):
+        if name in self.commands or name not in paper_packages(): return super().get_command(ctx, name)
+        return TyperGroup(name=name, help=paper_help(name))            # a stand-in for the help list, never run
+
+    def resolve_command(self, ctx, args: list[str]):
+        if args and args[0] not in self.commands and args[0] in paper_packages():
+            try: self.commands[args[0]] = paper_command(args[0])
+            except CogenError as e: cli_fail(e)
+        return super().resolve_command(ctx, args)
+
+# %% ../nbs/05_cli.ipynb #5a932e1c
+app = typer.Typer(cls=PaperGroup, help="cogen: a reproducible laboratory for compositional generalization.", no_args_is_help=True,
+                  pretty_exceptions_enable=False)
+data_app = typer.Typer(help="Fetch, verify and list the data sources.", no_args_is_help=True)
+app.add_typer(data_app, name='data')
+results_app = typer.Typer(help="Commit the result rows of GPU runs (the `paper` profile).", no_args_is_help=True)
+app.add_typer(results_app, name='results')
+
+# %% ../nbs/05_cli.ipynb #403c2a18
+@data_app.command('list')
+@cli_command
+def data_list(files: bool = typer.Option(False, '--files', help='One line per file instead of per source.')):
+    "Print each source with its status in the cache: verified / missing / corrupt."
+    from cogen_lib.data import list_sources
+    df = list_sources(files=files)
+    first = [c for c in df.columns if c != 'license']         # the long license text goes last
+    typer.echo(df[first + ['license']].to_markdown(index=False, tablefmt='simple'))
+    bad = df[df.status != 'verified']
+    if len(bad): typer.echo(f"\n{len(bad)} not verified: run `cogen data fetch` (offline: set COGEN_MIRROR to a mirror folder first)")
+
+# %% ../nbs/05_cli.ipynb #35872b64
+@data_app.command('fetch')
+@cli_command
+def data_fetch(sources: Optional[list[str]] = typer.Argument(None, help='Sources to fetch (default: all).')):
+    "Download (or copy from $COGEN_MIRROR) and verify sources into the cache."
+    from cogen_lib.data import fetch_source, sources as all_sources
+    names = sources or sorted({s.source for s in all_sources()})
+    for n in names: typer.echo(f"{n}: {fetch_source(n)}")
+
+# %% ../nbs/05_cli.ipynb #9d1a34cc
+@app.command('run')
+@cli_command
+def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.g. quickstart), or 'all'."),
+        profile: str = typer.Option('smoke', help='smoke (CI), cpu (this machine), paper (full settings, GPU).'),
+        force: bool = typer.Option(False, help='Re-execute runs even when fresh (model calls still come from the cache).'),
+        out: Optional[Path] = typer.Option(None, help='Where runs/, results/ and figures/ go (default: the project).'),
+        executor: str = typer.Option('local', help="local: runs on this machine; dask: each run is a task on a Dask cluster."),
+        workers: int = typer.Option(1, min=1, help='Runs at once (local), or LocalCluster worker processes (dask without --scheduler).'),
+        scheduler: Optional[str] = typer.Option(None, help='Address of a running Dask scheduler, e.g. tcp://host:8786 (dask only).')):
+    "Execute a paper's grid with papermill: fresh runs are skipped, an interrupted grid resumes."
+    from cogen_lib.runner import run_grid
+    from cogen_lib.grid import list_papers
+    if out is not None: check_out_path(out, 'dir')
+    try:
+        papers = list_papers() if paper == 'all' else [paper]
+        reps = [run_grid(p, profile, out=out, force=force, executor=executor, workers=workers, scheduler=scheduler) for p in papers]
+    except KeyboardInterrupt: interrupted()
+    if any(r.failed for r in reps): raise typer.Exit(1)
+
+# %% ../nbs/05_cli.ipynb #23b31903
+@app.command('site')
+@cli_command
+def site(out: Optional[Path] = typer.Option(None, help='The output folder of `cogen run --out` holding runs/; the site goes to its _site/ (default: the project).'),
+         library: str = typer.Option('all', '--library', help="Library notebooks to render too (executed once per change): all, course or none.")):
+    "Build the website of the executed notebooks (Sphinx + MyST-NB) into _site/: summaries, runs and library notebooks, grouped by paper."
+    from cogen_lib.site import build_site
+    if out is not None:
+        if not out.is_dir(): raise CogenError(f"--out {out} is not a folder; give the --out folder of `cogen run` (holding runs/)")
+        check_out_path(out/'_site', 'dir')
+    try: typer.echo(f"site: {build_site(out, library=library)}")
+    except KeyboardInterrupt: interrupted()
+
+# %% ../nbs/05_cli.ipynb #d0d467e4
+def interrupted():
+    """What Ctrl-C during a command prints: one line saying that a rerun resumes, and exit status 130 (128 + SIGINT),
+    instead of the traceback of whatever was waiting (zmq, a model). It changes no signal handler (see `main`)."""
+    typer.secho("\ninterrupted; run again to resume (finished runs are kept, the interrupted one is redone)", fg='yellow', err=True)
+    raise typer.Exit(130)
 
 # %% ../nbs/05_cli.ipynb #fd5e88bd
 def main(args: list[str] | None = None):
@@ -112,12 +145,12 @@ def main(args: list[str] | None = None):
 
 # %% ../nbs/05_cli.ipynb #3506818b
 @results_app.command('import')
+@cli_command
 def results_import(paper: str = typer.Argument(..., help='The paper whose runs to import (e.g. recogs).'),
                    src: Path = typer.Argument(..., help='The --out folder of `cogen run <paper> --profile paper` on the GPU machine (with its results/ and runs/).'),
                    profile: str = typer.Option('paper', help='The profile of those runs (only paper is committed).')):
     "Check the finished GPU runs in SRC (manifest, hash, grid, provenance) and copy their rows to results/<paper>/<profile>/, to commit."
     from cogen_lib.runner import import_results
-    try: files = import_results(paper, src, profile)
-    except CogenError as e: cli_fail(e)
+    files = import_results(paper, src, profile)
     for f in files: typer.echo(f"imported {f}")
     typer.echo(f"{len(files)} result file(s) in {files[0].parent}: commit them (git add {files[0].parent})")

@@ -7,22 +7,88 @@ from __future__ import annotations
 import hashlib, json, os, random
 from contextlib import contextmanager
 from pathlib import Path
-import numpy as np
 
 # %% auto #0
-__all__ = ['FILE_MODE', 'CogenError', 'cli_fail', 'cache_dir', 'temp_env', 'project_root', 'mirror_dir', 'sha256_file',
-           'canonical_json', 'stable_hash', 'atomic_write_text', 'make_rng', 'seed_everything', 'lib_version']
+__all__ = ['FILE_MODE', 'CogenError', 'cli_fail', 'cli_command', 'check_out_path', 'read_text', 'cache_dir', 'temp_env',
+           'project_root', 'mirror_dir', 'sha256_file', 'canonical_json', 'stable_hash', 'atomic_write_text',
+           'make_rng', 'seed_everything', 'lib_version']
 
 # %% ../nbs/00_core.ipynb #fb859c5e
 class CogenError(Exception):
     "An error in cogen's input or environment; the message names what and where, and how to fix it."
 
 # %% ../nbs/00_core.ipynb #1f09b40d
-def cli_fail(e: Exception):
+def cli_fail(e: Exception | str):
     "Print `error: <message>` in red on stderr and leave the command with status 1: how every `cogen` command reports a `CogenError`."
     import typer
     typer.secho(f"error: {e}", fg='red', err=True)
     raise typer.Exit(1)
+
+# %% ../nbs/00_core.ipynb #2bfc0dbd
+def _os_error_line(e: OSError) -> str:
+    "One line for an `OSError` from reading or writing a path: the path(s), what went wrong, and what to do."
+    where = ' -> '.join(str(f) for f in (e.filename, e.filename2) if f is not None) or 'a path'
+    fix = {PermissionError: 'choose a path you can read or write, or fix its permissions',
+           IsADirectoryError: 'it is a folder; give a file path', NotADirectoryError: 'part of it is a file, not a folder; give another path',
+           FileNotFoundError: 'check the path', FileExistsError: 'remove it or give another path'}
+    fix = next((v for k, v in fix.items() if isinstance(e, k)), 'check the path, its permissions and the free disk space')
+    return f"{where}: {e.strerror or e}; {fix}"
+
+# %% ../nbs/00_core.ipynb #abbe099a
+def cli_command(f):
+    """Decorate a `cogen` command (under `@app.command`): a `CogenError`, an `OSError` (a path that cannot be read or
+    written) or a `UnicodeDecodeError` ends it with one `error: ...` line on stderr and exit status 1, never a traceback;
+    a closed output pipe (`| head`) ends it quietly with status 141."""
+    import functools
+    @functools.wraps(f)
+    def command(*args, **kwargs):
+        try: return f(*args, **kwargs)
+        except CogenError as e: cli_fail(e)
+        except UnicodeDecodeError as e: cli_fail(f"an input is not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start}); pass a UTF-8 text file")
+        except BrokenPipeError:              # `cogen ... | head` stopped reading: end quietly, as a writer killed by SIGPIPE
+            import sys, typer
+            try: os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())     # no second error when Python flushes
+            except (OSError, ValueError): pass                                           # not a real file (a test runner)
+            raise typer.Exit(141)
+        except OSError as e: cli_fail(_os_error_line(e))
+    return command
+
+# %% ../nbs/00_core.ipynb #7244adb1
+def check_out_path(path: Path | str, kind: str = 'file', what: str = '--out') -> Path:
+    """Check, before any work, that `path` can be written as a `kind` ('file' or 'dir'): not a folder where a file is
+    wanted nor a file where a folder is, not under a file, and in a folder this process can create entries in.
+    Returns `path`; otherwise a `CogenError` naming `what`, the path and the fix. Creates nothing."""
+    import tempfile
+    if kind not in ('file', 'dir'): raise CogenError(f"kind must be 'file' or 'dir', got {kind!r}")
+    p = Path(path).expanduser()
+    if kind == 'file' and p.is_dir(): raise CogenError(f"{what} {p} is a folder; give the path of a file to write (e.g. a new name inside it)")
+    if kind == 'dir' and p.exists() and not p.is_dir(): raise CogenError(f"{what} {p} is a file; give a folder (an existing one or a new name)")
+    anc = p if kind == 'dir' and p.is_dir() else p.parent
+    while not anc.exists() and anc != anc.parent: anc = anc.parent
+    if not anc.is_dir(): raise CogenError(f"{what} {p}: {anc} is a file, so nothing can be created under it; give a path in a folder")
+    fix = f"choose an {what} in a folder you can write to, or fix the permissions of {anc}"
+    if not os.access(anc, os.W_OK | os.X_OK): raise CogenError(f"{what} {p}: the folder {anc} is not writable; {fix}")
+    try:                                                   # root passes os.access: try to create a file there
+        with tempfile.TemporaryFile(dir=anc): pass
+    except OSError as e: raise CogenError(f"{what} {p}: cannot create files in {anc} ({e.strerror or e}); {fix}") from None
+    return p
+
+# %% ../nbs/00_core.ipynb #7f4e166a
+def read_text(path: Path | str, what: str = 'file', expect: str = 'a UTF-8 text file', limit: int | None = None) -> str:
+    """The text of the UTF-8 file at `path` (only its first `limit` bytes with `limit`; a `.gz` file is decompressed).
+    A missing file, a folder, an unreadable file or bytes that are not UTF-8: a `CogenError` naming `what`, the path
+    (and line) and `expect`, what the file should be."""
+    import codecs, gzip, zlib
+    p = Path(path).expanduser()
+    if p.is_dir(): raise CogenError(f"{what} {p} is a folder; pass {expect}")
+    if not p.exists(): raise CogenError(f"{what} {p} does not exist; pass {expect}")
+    try:
+        with (gzip.open(p, 'rb') if p.suffix == '.gz' else open(p, 'rb')) as f: data = f.read(-1 if limit is None else limit)
+    except (OSError, EOFError, zlib.error) as e: raise CogenError(f"{what} {p} cannot be read ({getattr(e, 'strerror', None) or e}); pass {expect}") from None
+    try: return codecs.getincrementaldecoder('utf-8')().decode(data, final=limit is None)   # a cut character at `limit` is dropped
+    except UnicodeDecodeError as e:
+        line, col = data.count(b'\n', 0, e.start) + 1, e.start - data.rfind(b'\n', 0, e.start)
+        raise CogenError(f"{what} {p} line {line}: not UTF-8 text (byte 0x{data[e.start]:02x} at column {col}); expected {expect}") from None
 
 # %% ../nbs/00_core.ipynb #7ae25bff
 def cache_dir(*parts: str) -> Path:
@@ -114,12 +180,14 @@ def atomic_write_text(path: Path | str, text: str) -> Path:
 # %% ../nbs/00_core.ipynb #c24984dc
 def make_rng(seed: int) -> np.random.Generator:
     "A numpy `Generator` for `seed` (PCG64): pass it explicitly to everything that draws."
+    import numpy as np                                  # here, not at the top: `cogen --help` need not load numpy
     if not isinstance(seed, (int, np.integer)) or seed < 0: raise CogenError(f"seed must be a non-negative int, got {seed!r}")
     return np.random.default_rng(int(seed))
 
 # %% ../nbs/00_core.ipynb #b4d4e285
 def seed_everything(seed: int) -> None:
     "Seed python's, numpy's and (if imported) torch's global generators, for libraries that use global state."
+    import numpy as np
     random.seed(seed); np.random.seed(seed)
     try:
         import torch

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Optional
 import typer
-from ..core import CogenError, cli_fail
+from ..core import CogenError, cli_command, check_out_path, read_text
 
 # %% auto #0
 __all__ = ['app', 'build_cmd', 'stats_cmd', 'prompts_cmd', 'evaluate_cmd']
@@ -19,31 +19,41 @@ app = typer.Typer(help="CGGC (Fu & Frank 2024): ConceptNet reasoning graphs over
 
 # %% ../../nbs/cggc/09_cli.ipynb #e0df6e9b
 @app.command('build')
+@cli_command
 def build_cmd(kg: str = typer.Option('conceptnet4', '--kg', help='conceptnet4 (the mirror) or conceptnet5 (needs --kg-path).'),
               kg_path: Optional[Path] = typer.Option(None, '--kg-path', help='A ConceptNet 5 assertions CSV (optionally gzipped).'),
-              limit: Optional[int] = typer.Option(None, '--limit', help='Only the first N CommonGen concept sets (train first).'),
-              workers: int = typer.Option(2, '--workers', help='Processes for the graph search.'),
-              hops: int = typer.Option(0, '--hops', help='0: the whole graph (the paper). N>0: only the concepts\' N-hop neighbourhood (faster, not the paper\'s method).'),
+              limit: Optional[int] = typer.Option(None, '--limit', min=1, help='Only the first N CommonGen concept sets (train first).'),
+              workers: int = typer.Option(2, '--workers', min=1, help='Processes for the graph search.'),
+              hops: int = typer.Option(0, '--hops', min=0, help='0: the whole graph (the paper). N>0: only the concepts\' N-hop neighbourhood (faster, not the paper\'s method).'),
               out: Path = typer.Option(..., '--out', help='Folder for graphs.jsonl and stats.json.')):
     "Build one reasoning graph per CommonGen reference sentence (embeds what the triple store lacks first)."
     from cogen_lib.cggc.graphs import build_graphs
-    try: st = build_graphs(out, kg, kg_path, limit, workers, hops)
-    except CogenError as e: cli_fail(e)
+    check_out_path(out, 'dir')
+    if kg_path is not None: read_text(kg_path, '--kg-path', 'a ConceptNet 5 assertions CSV (optionally gzipped)', limit=1 << 16)
+    st = build_graphs(out, kg, kg_path, limit, workers, hops)
     typer.echo(json.dumps(st, indent=1))
     typer.echo(f"wrote {out/'graphs.jsonl'} ({st['sentences']} sentences, {st['labels_kept']} labels kept) in {st['seconds']} s")
 
+# %% ../../nbs/cggc/09_cli.ipynb #a36740aa
+def _graphs_file(graphs: Path) -> Path:
+    "The graphs.jsonl that `--graphs` names (a build folder or the file), checked: it exists and starts as UTF-8 text."
+    p = graphs/'graphs.jsonl' if graphs.is_dir() else graphs
+    if graphs.is_dir() and not p.is_file(): raise CogenError(f"--graphs {graphs} holds no graphs.jsonl; build one with `cogen cggc build --out {graphs}`")
+    if not p.exists(): raise CogenError(f"--graphs {graphs} does not exist; pass the --out folder of `cogen cggc build` (or its graphs.jsonl)")
+    read_text(p, '--graphs', 'the graphs.jsonl written by `cogen cggc build`', limit=1 << 16)
+    return p
+
 # %% ../../nbs/cggc/09_cli.ipynb #446496bd
 @app.command('stats')
+@cli_command
 def stats_cmd(graphs: Path = typer.Option(..., '--graphs', help='A build folder (or its graphs.jsonl).'),
-              min_samples: int = typer.Option(5, '--min-samples', help='Keep labels with at least this many graphs.')):
+              min_samples: int = typer.Option(5, '--min-samples', min=1, help='Keep labels with at least this many graphs.')):
     "Tables 2 and 10, the kept labels and the primitives of a build."
     from cogen_lib.cggc.graphs import read_graphs
     from cogen_lib.cggc.labels import compositional, table2, table10, primitive_counts, label_counts, split_groups, table12
-    try:
-        recs = read_graphs(graphs)
-        kept = compositional(recs, min_samples=min_samples)
-        if not kept: raise CogenError(f"no label of {graphs} has >= 2 relations and >= {min_samples} graphs; lower --min-samples or build more sets")
-    except CogenError as e: cli_fail(e)
+    recs = read_graphs(_graphs_file(graphs))
+    kept = compositional(recs, min_samples=min_samples)
+    if not kept: raise CogenError(f"no label of {graphs} has >= 2 relations and >= {min_samples} graphs; lower --min-samples or build more sets")
     typer.echo(f"{len(recs)} graphs, {len(kept)} kept ({len({r['label'] for r in kept})} compositional labels)\n")
     typer.echo('Table 2\n' + table2(kept).round(2).to_markdown())
     typer.echo('\nTable 10\n' + table10(kept).round(2).to_markdown())
@@ -53,36 +63,37 @@ def stats_cmd(graphs: Path = typer.Option(..., '--graphs', help='A build folder 
 
 # %% ../../nbs/cggc/09_cli.ipynb #f894c61d
 @app.command('prompts')
+@cli_command
 def prompts_cmd(graphs: Path = typer.Option(..., '--graphs', help='A build folder (or its graphs.jsonl).'),
                 setting: str = typer.Option(..., '--setting', help='id (same label) or ood (other labels covering the primitives).'),
                 order: str = typer.Option('random', '--order', help='random, A, B, C, easy-to-hard or hard-to-easy (ood).'),
                 packaging: Optional[str] = typer.Option(None, '--packaging', help='1&3 or 2&2 (ood, 4-relation labels).'),
-                shots: int = typer.Option(4, '--shots', help='Demonstrations per prompt.'),
-                seed: int = typer.Option(0, '--seed', help='Seeds the demonstration draw: same seed, same file.'),
-                min_samples: int = typer.Option(5, '--min-samples', help='Keep labels with at least this many graphs.'),
-                limit: Optional[int] = typer.Option(None, '--limit', help='At most N test items.'),
+                shots: int = typer.Option(4, '--shots', min=1, help='Demonstrations per prompt.'),
+                seed: int = typer.Option(0, '--seed', min=0, help='Seeds the demonstration draw: same seed, same file.'),
+                min_samples: int = typer.Option(5, '--min-samples', min=1, help='Keep labels with at least this many graphs.'),
+                limit: Optional[int] = typer.Option(None, '--limit', min=1, help='At most N test items.'),
                 out: Path = typer.Option(..., '--out', help='The jsonl file to write (one prompt a line).')):
     "Write the composition test's prompts; every id/ood constraint is checked on every prompt."
     from cogen_lib.cggc.graphs import read_graphs
     from cogen_lib.cggc.prompts import make_prompts
     from cogen_lib.core import atomic_write_text
-    try:
-        ps, skipped = make_prompts(read_graphs(graphs), setting, order, packaging, shots, seed, min_samples, limit=limit)
-        if not ps: raise CogenError(f"no test item of {graphs} could get a valid {setting} prompt ({skipped}); build more sets or lower --min-samples/--shots")
-        atomic_write_text(out, ''.join(json.dumps(p, ensure_ascii=False) + '\n' for p in ps))
-    except CogenError as e: cli_fail(e)
+    check_out_path(out)
+    ps, skipped = make_prompts(read_graphs(_graphs_file(graphs)), setting, order, packaging, shots, seed, min_samples, limit=limit)
+    if not ps: raise CogenError(f"no test item of {graphs} could get a valid {setting} prompt ({skipped}); build more sets or lower --min-samples/--shots")
+    atomic_write_text(out, ''.join(json.dumps(p, ensure_ascii=False) + '\n' for p in ps))
     typer.echo(f"wrote {len(ps)} {setting} prompts (order {order}, packaging {packaging}, {shots} shots, seed {seed}) to {out}")
     if skipped: typer.echo(f"skipped {sum(skipped.values())} test items: " + '; '.join(f'{k} ({v})' for k, v in sorted(skipped.items())))
 
 # %% ../../nbs/cggc/09_cli.ipynb #1dfddca4
 @app.command('evaluate')
+@cli_command
 def evaluate_cmd(pred: Path = typer.Option(..., '--pred', help='A predictions jsonl: prediction (or null + error), references, concepts[, setting, ...].'),
                  by: str = typer.Option('setting', '--by', help='Comma-separated fields to group by (absent fields are ignored).')):
     "BLEU-3/4, ROUGE-2/L, METEOR, CIDEr, SPICE (when its jars are given) and Coverage of a predictions file."
     from cogen_lib.cggc.evaluate import read_predictions, evaluate, SPICE_REASON
     import os
-    try: t = evaluate(read_predictions(pred), [b for b in by.split(',') if b])
-    except CogenError as e: cli_fail(e)
+    read_text(pred, '--pred', 'a predictions JSON-lines file (prediction, references, concepts)')
+    t = evaluate(read_predictions(pred), [b for b in by.split(',') if b])
     typer.echo(t.round(2).to_markdown(index=False))
     typer.echo("\nBLEU/ROUGE/METEOR/SPICE/Coverage x100, CIDEr x10; error rows are counted, not scored.")
     if not os.environ.get('COGEN_SPICE_JARS'): typer.echo(SPICE_REASON)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 import typer
-from ..core import CogenError, cli_fail
+from ..core import CogenError, cli_command, check_out_path
 
 # %% auto #0
 __all__ = ['app', 'generate_cmd', 'stats_cmd', 'eval_cmd']
@@ -18,34 +18,33 @@ app = typer.Typer(help="GroundCocoa: generate conditional flight-booking questio
 
 # %% ../../nbs/cocoa/09_cli.ipynb #ba6bf25d
 @app.command('generate')
-def generate_cmd(per_config: int = typer.Option(50, '--per-config', help='Questions per (slots, minterms) configuration.'),
-                 seed: int = typer.Option(0, '--seed', help='Seeds the flights and the questions: same seed, same bytes.'),
+@cli_command
+def generate_cmd(per_config: int = typer.Option(50, '--per-config', min=1, help='Questions per (slots, minterms) configuration.'),
+                 seed: int = typer.Option(0, '--seed', min=0, help='Seeds the flights and the questions: same seed, same bytes.'),
                  out: Path = typer.Option(..., '--out', help='The jsonl file to write (one question a line).'),
-                 n_routes: int = typer.Option(40, '--routes', help='Routes in the synthetic flight pool.'),
-                 sets_per_query: int = typer.Option(3, '--sets-per-query', help='At most this many questions share a query.')):
+                 n_routes: int = typer.Option(40, '--routes', min=1, help='Routes in the synthetic flight pool.'),
+                 sets_per_query: int = typer.Option(3, '--sets-per-query', min=1, help='At most this many questions share a query.')):
     "Generate a seeded GroundCocoa set: 1 positive + 4 negatives a question, every label checked independently."
     from cogen_lib.cocoa.generate import generate, write_jsonl
-    try:
-        recs = generate(per_config, seed=seed, n_routes=n_routes, sets_per_query=sets_per_query, progress=True)
-        p = write_jsonl(recs, out)
-    except CogenError as e: cli_fail(e)
+    check_out_path(out)                                 # before minutes of generation, not after
+    recs = generate(per_config, seed=seed, n_routes=n_routes, sets_per_query=sets_per_query, progress=True)
+    p = write_jsonl(recs, out)
     typer.echo(f"wrote {len(recs)} questions ({len({r['query_id'] for r in recs})} queries) to {p}")
 
 # %% ../../nbs/cocoa/09_cli.ipynb #9e2b4770
 @app.command('stats')
+@cli_command
 def stats_cmd(data: Path = typer.Argument(..., help='A jsonl file written by `cogen cocoa generate`.'),
               check: bool = typer.Option(True, '--check/--no-check', help='Re-check every record independently.')):
     "Print Table 1 (per configuration: questions, unique queries, lengths, graph metrics) of a generated set."
     from cogen_lib.cocoa.generate import iter_jsonl, field_type_problems, table1
     from cogen_lib.cocoa.check import check_record
-    try:
-        recs = []
-        for i, r in iter_jsonl(data):          # a bad line is an error with or without --check: never a wrong table
-            if probs := field_type_problems(r): raise CogenError(f"{data} line {i}: {'; '.join(probs)}")
-            recs.append(r)
-        if not recs: raise CogenError(f"{data} holds no records; write some with `cogen cocoa generate --out {data}`")
-        t = table1(recs)
-    except CogenError as e: cli_fail(e)
+    recs = []
+    for i, r in iter_jsonl(data):              # a bad line is an error with or without --check: never a wrong table
+        if probs := field_type_problems(r): raise CogenError(f"{data} line {i}: {'; '.join(probs)}")
+        recs.append(r)
+    if not recs: raise CogenError(f"{data} holds no records; write some with `cogen cocoa generate --out {data}`")
+    t = table1(recs)
     typer.echo(t.round(2).to_markdown())
     if check:
         probs = []
@@ -57,28 +56,23 @@ def stats_cmd(data: Path = typer.Argument(..., help='A jsonl file written by `co
         if probs:
             typer.echo('\n'.join(probs[:20]), err=True); raise typer.Exit(1)
 
-# %% ../../nbs/cocoa/09_cli.ipynb #84950c89
-def _rate(summary: dict, df, keys, col, default=float('nan')):
-    for k in keys:
-        if k in summary: return float(summary[k])
-    return float(df[col].mean()) if df is not None and col in getattr(df, 'columns', []) and len(df) else default
-
 # %% ../../nbs/cocoa/09_cli.ipynb #52dddc5b
 @app.command('eval')
+@cli_command
 def eval_cmd(model: str = typer.Option(..., '--model', help='Model registry name, local path or openai:<model>.'),
              prompt: str = typer.Option('direct', '--prompt', help='Prompt style: direct, cot-partial, cot-full, least-to-most or loglik (scores of different styles are not comparable).'),
              data: Path = typer.Option(..., '--data', help='A jsonl file written by `cogen cocoa generate`.'),
-             limit: Optional[int] = typer.Option(None, '--limit', help='Evaluate only the first N questions.')):
+             limit: Optional[int] = typer.Option(None, '--limit', min=1, help='Evaluate only the first N questions.')):
     "Evaluate a model on a generated set; prints accuracy and the parse-failure rate."
-    try:
-        from cogen_lib.cocoa.evaluate import evaluate_file
+    m = Path(model).expanduser()
+    if m.is_dir() and not (m/'config.json').is_file():          # checked here: transformers would fail with a ValueError
+        raise CogenError(f"--model {model} is a folder without config.json: it holds no model; pass a folder written by "
+                         "save_pretrained, a .gguf file, a registered model name or openai:<model>")
+    try: from cogen_lib.cocoa.evaluate import evaluate_file
     except ModuleNotFoundError as e:
-        if e.name in ('cogen_lib.cocoa.evaluate',): cli_fail(CogenError("cogen_lib.cocoa.evaluate is not installed: the evaluation module (nbs/cocoa evaluate notebook) is missing; run nbdev_export or update the checkout"))
-        raise
-    try: df, summary = evaluate_file(data, model, prompt, limit=limit)
-    except CogenError as e: cli_fail(e)
-    acc = _rate(summary, df, ('accuracy', 'acc'), 'correct')
-    fail = _rate(summary, df, ('parse_failure_rate', 'parse_fail_rate', 'parse_failures'), 'parse_failed')
-    ci = f" [{summary['ci_low']:.3f}, {summary['ci_high']:.3f}]" if 'ci_low' in summary and 'ci_high' in summary else ''
+        if e.name != 'cogen_lib.cocoa.evaluate': raise
+        raise CogenError("cogen_lib.cocoa.evaluate is not installed: the evaluation module (nbs/cocoa evaluate notebook) is missing; run nbdev_export or update the checkout") from None
+    df, summary = evaluate_file(data, model, prompt, limit=limit)   # summary keys: see cocoa.evaluate._run_summary
+    ci = f" [{summary['ci_low']:.3f}, {summary['ci_high']:.3f}]" if 'ci_low' in summary else ''
     typer.echo(f"model {model} | prompt {summary.get('style_label', prompt)}")
-    typer.echo(f"{len(df)} questions | accuracy {acc:.3f}{ci} | parse-failure rate {fail:.3f}")
+    typer.echo(f"{len(df)} questions | accuracy {summary['accuracy']:.3f}{ci} | parse-failure rate {summary['parse_failure_rate']:.3f}")

@@ -4,11 +4,10 @@
 
 # %% ../../nbs/recogs/09_cli.ipynb #eee0fa2e
 from __future__ import annotations
-import csv
 from pathlib import Path
 from typing import Optional
 import typer
-from ..core import CogenError, cli_fail, atomic_write_text
+from ..core import CogenError, cli_command, check_out_path, read_text, atomic_write_text
 
 # %% auto #0
 __all__ = ['app', 'read_tsv', 'score_files', 'score_cmd', 'convert_cmd']
@@ -16,34 +15,26 @@ __all__ = ['app', 'read_tsv', 'score_files', 'score_cmd', 'convert_cmd']
 # %% ../../nbs/recogs/09_cli.ipynb #2f90ba5a
 def read_tsv(path: Path | str, what: str, min_cols: int = 3) -> list[list[str]]:
     "The rows of a COGS-style TSV (`sentence<TAB>lf<TAB>type`), each with at least `min_cols` fields."
-    p = Path(path)
-    if p.is_dir(): raise CogenError(f"{what} file {p} is a folder; pass a TSV file with rows sentence<TAB>lf<TAB>type")
-    if not p.is_file(): raise CogenError(f"{what} file {p} does not exist; pass a TSV with rows sentence<TAB>lf<TAB>type")
-    lines = []
-    for i, raw in enumerate(p.read_bytes().split(b'\n'), 1):
-        try: lines.append(raw.decode('utf-8'))
-        except UnicodeDecodeError as e:
-            raise CogenError(f"{p} line {i}: not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1}); "
-                             f"expected a {what} TSV with rows sentence<TAB>lf<TAB>type") from None
+    lines = read_text(path, f'{what} file', 'a TSV file with rows sentence<TAB>lf<TAB>type').split('\n')
     if lines and lines[-1] == '': lines.pop()
     rows = []
     for i, line in enumerate(lines, 1):
         r = line.rstrip('\r').split('\t')
         if len(r) < min_cols:
-            raise CogenError(f"{p} line {i}: {len(r)} tab-separated field(s), expected {min_cols} (sentence<TAB>lf<TAB>type): {line[:80]!r}")
+            raise CogenError(f"{path} line {i}: {len(r)} tab-separated field(s), expected {min_cols} (sentence<TAB>lf<TAB>type): {line[:80]!r}")
         rows.append(r)
-    if not rows: raise CogenError(f"{what} file {p} is empty")
+    if not rows: raise CogenError(f"{what} file {path} is empty")
     return rows
 
 # %% ../../nbs/recogs/09_cli.ipynb #8696981f
-def score_files(pred: Path | str, gold: Path | str, metric: str = 'sem'):
-    "`score` the LFs of the `pred` TSV against the `gold` TSV (rows aligned, sentences checked), with gold categories."
+def score_files(pred: Path | str, gold: Path | str, metric: str = 'sem', by_category: bool = True):
+    "`score` the LFs of the `pred` TSV against the `gold` TSV (rows aligned, sentences checked), with gold categories when `by_category`."
     from cogen_lib.recogs.sem import score
     P, G = read_tsv(pred, 'prediction', 2), read_tsv(gold, 'gold', 3)
     if len(P) != len(G): raise CogenError(f"{pred} has {len(P)} rows but {gold} has {len(G)}; predictions must be aligned row by row with the gold file")
     for i, (p, g) in enumerate(zip(P, G), 1):
         if p[0] != g[0]: raise CogenError(f"line {i}: the sentences differ ({p[0][:60]!r} in {pred}, {g[0][:60]!r} in {gold}); the files are not aligned")
-    return score([p[1] for p in P], [g[1] for g in G], metric, [g[2] for g in G])
+    return score([p[1] for p in P], [g[1] for g in G], metric, [g[2] for g in G] if by_category else None)
 
 # %% ../../nbs/recogs/09_cli.ipynb #0dddd214
 app = typer.Typer(help="ReCOGS (Wu et al. 2023): score COGS/ReCOGS predictions and convert COGS into its variants.",
@@ -51,15 +42,14 @@ app = typer.Typer(help="ReCOGS (Wu et al. 2023): score COGS/ReCOGS predictions a
 
 # %% ../../nbs/recogs/09_cli.ipynb #1b807528
 @app.command('score')
+@cli_command
 def score_cmd(pred: Path = typer.Option(..., '--pred', help='Predictions: TSV sentence<TAB>lf[<TAB>type], aligned with --gold.'),
               gold: Path = typer.Option(..., '--gold', help='Gold TSV sentence<TAB>lf<TAB>type (a COGS/ReCOGS file).'),
               metric: str = typer.Option('sem', '--metric', help='sem (Semantic Exact Match) or em (exact string match).'),
               by_category: bool = typer.Option(False, '--by-category', help='Also print the accuracy of each type.')):
     "Print the accuracy of --pred against --gold."
-    try:
-        if metric not in ('sem', 'em'): raise CogenError(f"unknown metric {metric!r}; use sem or em")
-        s = score_files(pred, gold, metric)
-    except CogenError as e: cli_fail(e)
+    if metric not in ('sem', 'em'): raise CogenError(f"unknown --metric {metric!r}; use sem or em")
+    s = score_files(pred, gold, metric, by_category)
     typer.echo(f"{metric} accuracy: {s.accuracy:.4f} ({s.n_correct:,} / {s.n:,} rows; {s.n_parse_errors:,} predictions did not parse)")
     if by_category:
         typer.echo(s.by_category.to_markdown(index=False, floatfmt='.4f', tablefmt='simple'))
@@ -77,22 +67,20 @@ def _tsv_lines(df) -> str:
 
 # %% ../../nbs/recogs/09_cli.ipynb #700e6daa
 @app.command('convert')
+@cli_command
 def convert_cmd(variant: str = typer.Option(..., '--variant', help='cogs, token-removal-{1,2,3}, concat-K, preposing, sprinkles, '
                                             'participial, participial-easy, recogs-v1, recogs-v2 or recogs-pos.'),
                 split: str = typer.Option(..., '--split', help='train, dev, test or gen.'),
-                seed: int = typer.Option(0, '--seed', help='Seed of every random choice (same seed, same bytes).'),
+                seed: int = typer.Option(0, '--seed', min=0, help='Seed of every random choice (same seed, same bytes).'),
                 out: Path = typer.Option(..., '--out', help='Output TSV (sentence<TAB>lf<TAB>type, no header).')):
     "Write COGS --split rewritten by --variant to --out."
-    try:
-        from cogen_lib.data import COGS_SPLITS
-        if out.is_dir(): raise CogenError(f"--out {out} is a folder; give a file path, e.g. {out/f'{variant}_{split}.tsv'}")
-        if split not in COGS_SPLITS: raise CogenError(f"unknown split {split!r}; choose one of {', '.join(COGS_SPLITS)}")
-        try: from cogen_lib.recogs.rewrites import convert
-        except ImportError as e:
-            raise CogenError(f"the rewrites module is not available ({e}); cogen_lib/recogs/rewrites.py must define "
-                             "convert(variant, split, seed); run nbdev_export") from None
-        df = convert(variant, split, seed)
-        text = _tsv_lines(df)
-        atomic_write_text(out, text)         # a temporary file beside `out`, renamed over it; none is left on failure
-    except CogenError as e: cli_fail(e)
+    from cogen_lib.data import COGS_SPLITS
+    check_out_path(out)
+    if split not in COGS_SPLITS: raise CogenError(f"unknown --split {split!r}; choose one of {', '.join(COGS_SPLITS)}")
+    try: from cogen_lib.recogs.rewrites import convert
+    except ImportError as e:
+        raise CogenError(f"the rewrites module is not available ({e}); cogen_lib/recogs/rewrites.py must define "
+                         "convert(variant, split, seed); run nbdev_export") from None
+    df = convert(variant, split, seed)
+    atomic_write_text(out, _tsv_lines(df))         # a temporary file beside `out`, renamed over it; none is left on failure
     typer.echo(f"{out}: {len(df):,} rows ({variant}, {split}, seed {seed})")

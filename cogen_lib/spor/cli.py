@@ -8,10 +8,15 @@ import json
 from pathlib import Path
 from typing import Optional
 import typer
-from ..core import CogenError, cli_fail
+from ..core import CogenError, cli_command, check_out_path, read_text
 
 # %% auto #0
 __all__ = ['app', 'evaluate_files', 'build_cmd', 'evaluate_cmd']
+
+# %% ../../nbs/spor/09_cli.ipynb #72f52f2f
+def _split_dir(split) -> Path:
+    p = Path(split)
+    return p if p.is_dir() else p.parent
 
 # %% ../../nbs/spor/09_cli.ipynb #5eff63ed
 def evaluate_files(aspect: str, pred: Path | str, split: Path | str, dataset: str | None = None) -> dict:
@@ -23,6 +28,7 @@ def evaluate_files(aspect: str, pred: Path | str, split: Path | str, dataset: st
     from cogen_lib.spor.metrics import parent_samples, bleu
     a = check_aspect(aspect)
     if dataset is not None: check_dataset(dataset)
+    read_text(pred, 'predictions file', 'a JSON-lines file {"prediction": "..."}, one line per test sample')
     ds, samples = read_split(split)
     if dataset is not None and dataset != ds:
         raise CogenError(f"--dataset {dataset} but {split} holds {ds} samples")
@@ -59,40 +65,37 @@ def evaluate_files(aspect: str, pred: Path | str, split: Path | str, dataset: st
     b, sig = bleu(preds, [list(s.texts) for s in samples])
     return dict(out, parent_precision=p, parent_recall=r, parent_f=f, bleu=b, bleu_signature=sig)
 
-# %% ../../nbs/spor/09_cli.ipynb #72f52f2f
-def _split_dir(split) -> Path:
-    p = Path(split)
-    return p if p.is_dir() else p.parent
-
 # %% ../../nbs/spor/09_cli.ipynb #e0a8161b
 app = typer.Typer(help="SPOR (Xu & Wang 2024): build the compositional splits of WebNLG and E2E, and score predictions.",
                   no_args_is_help=True)
 
+# %% ../../nbs/spor/09_cli.ipynb #92225ba4
 @app.command('build')
+@cli_command
 def build_cmd(aspect: str = typer.Option(..., '--aspect', help='systematicity, productivity, order or rules.'),
               dataset: str = typer.Option(..., '--dataset', help='webnlg or e2e.'),
               out: Path = typer.Option(..., '--out', help='Output folder: train/, test/ (release layout) and stats.json.'),
               n: Optional[int] = typer.Option(None, '--n', help='Productivity threshold N (the paper: 3, 4, 5).'),
               tries: int = typer.Option(100, '--tries', help='Systematicity: number of seeded tries (the paper: 20,000).'),
-              seed: int = typer.Option(0, '--seed', help='Systematicity: the seed the tries are spawned from.'),
-              workers: int = typer.Option(2, '--workers', help='Systematicity: processes running the tries.'),
+              seed: int = typer.Option(0, '--seed', min=0, help='Systematicity: the seed the tries are spawned from.'),
+              workers: int = typer.Option(2, '--workers', min=1, help='Systematicity: processes running the tries.'),
               compat: bool = typer.Option(False, '--compat', help="Reproduce the authors' WebNLG test pool ((p, o) filter).")):
     "Build one aspect of SPOR for one dataset into --out."
     from cogen_lib.spor.release import build
-    try: st = build(aspect, dataset, out, n=n, tries=tries, seed=seed, workers=workers, compat=compat)
-    except CogenError as e: cli_fail(e)
+    check_out_path(out, 'dir')
+    st = build(aspect, dataset, out, n=n, tries=tries, seed=seed, workers=workers, compat=compat)
     typer.echo(json.dumps(st, indent=1))
     typer.echo(f"written under {out} (stats in {out/'stats.json'})")
 
 # %% ../../nbs/spor/09_cli.ipynb #67dc0ed3
 @app.command('evaluate')
+@cli_command
 def evaluate_cmd(aspect: str = typer.Option(..., '--aspect', help='The aspect of the split (systematicity, productivity).'),
                  pred: Path = typer.Option(..., '--pred', help='JSON lines {"prediction": "..."}, one per test sample, in order.'),
                  split: Path = typer.Option(..., '--split', help='The test split folder (holding dataset.jsonl).'),
                  dataset: Optional[str] = typer.Option(None, '--dataset', help='webnlg or e2e (checked against the split).')):
     "Print the scores of --pred on --split: PARENT and BLEU, and the aspect's own metrics."
-    try: r = evaluate_files(aspect, pred, split, dataset)
-    except CogenError as e: cli_fail(e)
+    r = evaluate_files(aspect, pred, split, dataset)
     typer.echo(f"{r['aspect']} / {r['dataset']}: {r['samples']:,} samples")
     if 'parent_f' in r:
         typer.echo(f"PARENT  P {100 * r['parent_precision']:.2f}  R {100 * r['parent_recall']:.2f}  F {100 * r['parent_f']:.2f}")

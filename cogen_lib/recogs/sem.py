@@ -7,9 +7,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-import numpy as np, pandas as pd
 from ..core import CogenError
-from ..metrics import mean_ci_by
 from .lf import LF, Conjunct, LFParseError, parse_lf
 
 # %% auto #0
@@ -154,6 +152,7 @@ def sem(pred: str, gold: str) -> SemResult:
     prediction gives `SemResult(False, 'parse error: ...')`; a malformed gold LF raises `LFParseError`."""
     if not isinstance(gold, str): raise LFParseError(f"gold LF must be a string, got {type(gold).__name__}", str(gold), 0, 0)
     g = ' '.join(gold.split())
+    if pred == gold and _LF_RE.fullmatch(g) is not None: return _OK   # the same well-formed string: nothing to parse
     try: hg, ga = _str_atoms(g)
     except LFParseError as e: raise LFParseError(f"gold LF: {e}", gold, e.pos, e.token) from None
     if pred == gold: return _OK
@@ -186,6 +185,7 @@ class Score:
     @property
     def flags(self) -> np.ndarray:
         "One bool per row."
+        import numpy as np
         return np.array([r.match for r in self.results], dtype=bool)
 
 METRICS = {'sem': sem, 'em': em}
@@ -208,6 +208,7 @@ def score(preds: Sequence[str], golds: Sequence[str], metric: str = 'sem', categ
     ok = sum(r.match for r in res)
     by = None
     if categories is not None:
+        import pandas as pd   # only for the per-category table: plain scoring stays free of numpy/pandas
         d = pd.DataFrame(dict(category=categories, correct=[r.match for r in res]))
         by = (d.groupby('category', sort=True).correct.agg(['size', 'sum']).reset_index()
               .rename(columns={'size': 'n', 'sum': 'n_correct'}))
@@ -218,6 +219,7 @@ def score(preds: Sequence[str], golds: Sequence[str], metric: str = 'sem', categ
 # %% ../../nbs/recogs/02_sem.ipynb #307187a0
 def seed_table(scores: Mapping[object, Score]) -> pd.DataFrame:
     "Rows seed, category, n, accuracy: one per seed and category, plus category 'overall' per seed."
+    import pandas as pd
     rows = []
     for seed, s in scores.items():
         rows.append(dict(seed=seed, category='overall', n=s.n, accuracy=s.accuracy))
@@ -229,4 +231,5 @@ def seed_table(scores: Mapping[object, Score]) -> pd.DataFrame:
 def seed_summary(table: pd.DataFrame, by: str | list[str] = 'category', value_col: str = 'accuracy',
                  rng: np.random.Generator | int = 0, n_boot: int = 2000) -> pd.DataFrame:
     "Per group of `by`: mean of `value_col` over seeds, the number of seeds `n`, and a bootstrap 95% interval."
+    from cogen_lib.metrics import mean_ci_by
     return mean_ci_by(table, by, value_col, rng=rng, n_boot=n_boot)

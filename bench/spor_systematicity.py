@@ -5,8 +5,9 @@ Run from the repository root:
         [--base-tries B] [--seed 0]
 
 For each dataset, tries 0..T-1 of seed S (each try its own `SeedSequence(S, spawn_key=(t,))` stream) run with the fast
-implementation (`run_try(impl='fast')`: the numba-compiled kernel over an atom -> samples inverted index, an atom-pair
-matrix, incrementally updated V, a heap over groups of Atom samples with equal kept atoms and a running divergence),
+implementation (`run_try(impl='fast')`: the numba-compiled kernel, a driver over named steps of both algorithms, over an
+atom -> samples inverted index, an atom-pair matrix, incrementally updated V, a heap over groups of Atom samples with
+equal kept atoms and a running divergence),
 and the first B of them (default: all) also with `baseline_cluster` (a direct transcription of Algorithms 1 and 2 with
 full scans), one process, in alternation. Every cluster's test, Atom, Combination (same order) and atom counts must be
 identical, else the script exits 1. It prints, per try and as medians, wall and process-CPU seconds of each, the ratio

@@ -257,7 +257,7 @@ def _webnlg_samples(split: str) -> tuple[Sample, ...]:
 
 # %% ../../nbs/spor/00_data.ipynb #71b2f9cd
 def _e2e_keep(name, attrs) -> bool:
-    return name is not None and 0 < len(attrs) <= 7
+    return isinstance(name, str) and name != '' and 0 < len(attrs) <= 7   # pandas reads a missing name as NaN
 
 # %% ../../nbs/spor/00_data.ipynb #68a7210a
 @lru_cache(maxsize=8)

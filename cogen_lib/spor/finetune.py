@@ -74,11 +74,11 @@ def _batches(tok, pairs, bs, max_len, eos):
 # %% ../../nbs/spor/07_finetune.ipynb #708936c1
 def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, progress: bool = True) -> dict:
     "Fine-tune `cfg.model` on `train` (samples); save after each epoch to `out_dir/epoch-<k>` and call `on_epoch(k, folder)`."
+    cfg.check()                                       # before the heavy imports: a wrong setting fails at once
     import torch
     from tqdm.auto import tqdm
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from cogen_lib.models import model_spec, converted_dir
-    cfg.check()
     spec = model_spec(cfg.model)
     src = converted_dir(spec) if spec.gguf else spec.path
     if src is None: raise CogenError(f"{cfg.model}: not a local model that can be fine-tuned")

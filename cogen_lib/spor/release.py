@@ -4,10 +4,11 @@
 
 # %% ../../nbs/spor/04_release.ipynb #018e29f2
 from __future__ import annotations
-import json, time
+import json, math, time
+from dataclasses import replace
 from pathlib import Path
 from ..core import CogenError, atomic_write_text
-from .data import Sample, check_dataset, load_corpus
+from .data import Corpus, Sample, check_dataset, load_corpus
 
 # %% auto #0
 __all__ = ['ASPECTS', 'BUILT', 'check_aspect', 'write_jsonl', 'write_split', 'build', 'read_split', 'read_predictions']
@@ -23,10 +24,19 @@ def check_aspect(aspect: str) -> str:
         raise CogenError(f"unknown aspect {aspect!r}; choose one of {', '.join(ASPECTS)}")
     return ASPECTS.get(aspect, aspect)
 
+# %% ../../nbs/spor/04_release.ipynb #c6230f28
+def _json_line(obj, path, what: str) -> str:
+    "`obj` as one line of strict JSON; a CogenError naming `path` and `what` if it holds NaN or Infinity."
+    try: return json.dumps(obj, ensure_ascii=False, allow_nan=False) + '\n'
+    except ValueError as e:
+        bad = [k for k, v in obj.items() if isinstance(v, float) and not math.isfinite(v)] if isinstance(obj, dict) else []
+        raise CogenError(f"{path}: {what} holds a non-finite number{' in ' + ', '.join(map(repr, bad)) if bad else ''} ({e}); "
+                         "JSON has no NaN/Infinity (strict readers such as jq reject it). Fix the sample at its source (the loader)") from None
+
 # %% ../../nbs/spor/04_release.ipynb #ec7fcd7d
 def write_jsonl(path: Path, samples, with_text: bool = True) -> Path:
     "Write samples as release lines (`Sample.release`) to `path`, atomically."
-    return atomic_write_text(path, ''.join(json.dumps(s.release(with_text), ensure_ascii=False) + '\n' for s in samples))
+    return atomic_write_text(path, ''.join(_json_line(s.release(with_text), path, f"sample {s.key}") for s in samples))
 
 # %% ../../nbs/spor/04_release.ipynb #3e999719
 def write_split(out: Path | str, dataset: str, aspect: str, train: dict, test: dict, stats: dict) -> dict:
@@ -43,7 +53,11 @@ def write_split(out: Path | str, dataset: str, aspect: str, train: dict, test: d
     except json.JSONDecodeError as e: raise CogenError(f"{sp} is not valid JSON ({e}); remove it or choose another --out") from None
     key = f"{dataset}_{a}" + (f"_N={stats['n']}" if 'n' in stats else '')
     allst[key] = stats
-    atomic_write_text(sp, json.dumps(allst, indent=2, sort_keys=True) + '\n')
+    try: text = json.dumps(allst, indent=2, sort_keys=True, allow_nan=False)
+    except ValueError: raise CogenError(f"{sp}: the statistics of {key} hold a non-finite number (NaN/Infinity): "
+                                        f"{ {k: v for k, v in stats.items() if isinstance(v, float) and not math.isfinite(v)} }; "
+                                        "JSON has no NaN, record a number or leave the statistic out") from None
+    atomic_write_text(sp, text + '\n')
     return paths
 
 # %% ../../nbs/spor/04_release.ipynb #9bd1b712
@@ -52,10 +66,11 @@ def build(aspect: str, dataset: str, out: Path | str, n: int | None = None, trie
     "Build one aspect of SPOR for `dataset` into `out` (release layout + stats.json); returns the statistics."
     a = check_aspect(aspect); check_dataset(dataset)
     t0 = time.perf_counter()
+    corpus = lambda: load_corpus(dataset, compat)      # loaded after the arguments are checked
     if a == 'systematicity':
         if n is not None: raise CogenError("--n is a productivity threshold; systematicity takes no N")
         from cogen_lib.spor.systematicity import build_systematicity
-        sp = build_systematicity(load_corpus(dataset, compat), tries=tries, seed=seed, workers=workers, progress=progress)
+        sp = build_systematicity(corpus(), tries=tries, seed=seed, workers=workers, progress=progress)
         st = dict(sp.stats, compat=compat)
         st['seconds_total'] = round(time.perf_counter() - t0, 2)
         write_split(out, dataset, a, {'atom': sp.atom, 'combination': sp.comb}, {'': sp.test}, st)
@@ -64,7 +79,7 @@ def build(aspect: str, dataset: str, out: Path | str, n: int | None = None, trie
         from cogen_lib.spor.productivity import build_productivity, check_n
         if n is None: raise CogenError("productivity needs a threshold: --n 3, 4 or 5 (any of 1..7)")
         check_n(n)
-        sp = build_productivity(load_corpus(dataset, compat), n)
+        sp = build_productivity(corpus(), n)
         st = dict(sp.stats, compat=compat)
         st['seconds_total'] = round(time.perf_counter() - t0, 2)
         write_split(out, dataset, a, {f'N={n}_invisible': sp.invisible, f'N={n}_visible': sp.visible}, {f'N={n}': sp.test}, st)
@@ -72,25 +87,25 @@ def build(aspect: str, dataset: str, out: Path | str, n: int | None = None, trie
     if n is not None: raise CogenError(f"--n is a productivity threshold; {a} takes no N")
     if a == 'order-invariance':
         from cogen_lib.spor.order import build_order
-        sp = build_order(load_corpus(dataset, compat), seed=seed)
+        sp = build_order(corpus(), seed=seed)
         main = []
         for smp, o1, o2, pl in zip(sp.main, sp.orders1, sp.orders2, sp.plans):
             main.append(dict(smp.release(), input_order_1=o1, input_order_2=o2, output_order=pl))
         st = dict(sp.stats, compat=compat, seconds_total=round(time.perf_counter() - t0, 2))
         write_split(out, dataset, a, {'original': sp.original, 'match': sp.match},
                     {'cwio': sp.cwio, 'performance': sp.performance}, st)
-        atomic_write_text(Path(out)/'test'/f'test_{dataset}_{a}_main'/'dataset.jsonl',
-                          ''.join(json.dumps(d, ensure_ascii=False) + '\n' for d in main))
+        p = Path(out)/'test'/f'test_{dataset}_{a}_main'/'dataset.jsonl'
+        atomic_write_text(p, ''.join(_json_line(d, p, f"sample {smp.key}") for d, smp in zip(main, sp.main)))
         return st
     from cogen_lib.spor.rules import build_rules
-    sp = build_rules(load_corpus(dataset, compat), seed=seed)
+    sp = build_rules(corpus(), seed=seed)
     st = dict(sp.stats, compat=compat, seconds_total=round(time.perf_counter() - t0, 2))
     write_split(out, dataset, a, {}, {}, st)
     d = Path(out)/'test'/f'test_{dataset}_{a}'
     key = 'replaced_entity' if dataset == 'webnlg' else 'replaced_kv_pair'
-    atomic_write_text(d/'dataset.jsonl', ''.join(json.dumps(dict(smp.release(with_text=False), **{key: h}), ensure_ascii=False) + '\n'
+    atomic_write_text(d/'dataset.jsonl', ''.join(_json_line(dict(smp.release(with_text=False), **{key: h}), d/'dataset.jsonl', f"sample {smp.key}")
                                                  for smp, h in zip(sp.test, sp.hidden)))
-    if dataset == 'e2e': atomic_write_text(d/'possible_value.json', json.dumps(sp.possible, ensure_ascii=False))
+    if dataset == 'e2e': atomic_write_text(d/'possible_value.json', _json_line(sp.possible, d/'possible_value.json', 'the possible values').rstrip('\n'))
     return st
 
 # %% ../../nbs/spor/04_release.ipynb #e84dc5e4

@@ -205,314 +205,473 @@ def _flat(P: Problem) -> _Flat:
     if f is None: f = P.__dict__['_flat'] = _Flat(P)
     return f
 
-# %% ../../nbs/spor/01_systematicity.ipynb #5c9a6af3
+# %% ../../nbs/spor/01_systematicity.ipynb #514082bb
+@njit(cache=True, inline="always")
+def _has_atom_pair(atom_pair, row_atom, s0, s1):
+    "Condition (1) of Algorithm 1: does an Atom sample already hold two of the atoms `row_atom[s0:s1]` (a marked pair)?"
+    for j in range(s0, s1):
+        for l in range(j, s1):                            # l == j: the diagonal, marked only by a unit repeated in a sample
+            a, b = min(row_atom[j], row_atom[l]), max(row_atom[j], row_atom[l])
+            if atom_pair[a, b]: return True
+    return False
+
+# %% ../../nbs/spor/01_systematicity.ipynb #ecf561e4
+@njit(cache=True, inline="always")
+def _mark_atom_pairs(atom_pair, atoms):
+    "A sample with `atoms` joins Atom: mark each of its atom pairs as co-occurring in Atom."
+    for j in range(len(atoms)):
+        for l in range(j + 1, len(atoms)):
+            a, b = min(atoms[j], atoms[l]), max(atoms[j], atoms[l])
+            atom_pair[a, b] = True
+
+# %% ../../nbs/spor/01_systematicity.ipynb #ebb7653a
+@njit(cache=True, inline="always")
+def _count_hits(row_atom, s0, s1, post_ptr, post_sample, mark, stamp, distinct, hits, touched):
+    """For a candidate with atoms `row_atom[s0:s1]`: its distinct atoms (into `distinct`, using `mark` == `stamp` as 'seen'), and for each
+    sample sharing one of them the number of shared atoms (`hits`, the candidate included); the samples with a hit are
+    listed in `touched`, to reset `hits` afterwards. Returns (number of distinct atoms, number of samples touched)."""
+    n_distinct = 0
+    for j in range(s0, s1):
+        a = row_atom[j]
+        if mark[a] != stamp:
+            mark[a] = stamp; distinct[n_distinct] = a; n_distinct += 1
+    n_touched = 0
+    for d in range(n_distinct):
+        a = distinct[d]
+        for q in range(post_ptr[a], post_ptr[a + 1]):     # the samples holding atom a
+            y = post_sample[q]
+            if hits[y] == 0:
+                touched[n_touched] = y; n_touched += 1
+            hits[y] += 1
+    return n_distinct, n_touched
+
+# %% ../../nbs/spor/01_systematicity.ipynb #1d5d2582
+@njit(cache=True, inline="always")
+def _covers(distinct, post_ptr, post_sample, hits, pos, p, is_blocked):
+    """Condition (2) of Algorithm 1 for the candidate at visiting position `p`: is each of its `distinct` atoms held by a
+    not-yet-visited (`pos < p`), non-blocked sample that holds exactly one of its atoms (`hits == 1`)?"""
+    for a in distinct:
+        found = False
+        for q in range(post_ptr[a], post_ptr[a + 1]):
+            y = post_sample[q]
+            if hits[y] == 1 and pos[y] < p and not is_blocked[y]:
+                found = True; break
+        if not found: return False
+    return True
+
+# %% ../../nbs/spor/01_systematicity.ipynb #3a42e8c5
+@njit(cache=True, inline="always")
+def _accept_test(p, touched, hits, visit, pos, row_ptr, row_atom, atom_pair, in_atom, is_blocked, one_hit, multi_hit,
+                 atom, n_atom, blocked, n_blocked):
+    """The candidate at visiting position `p` became a test sample: the unvisited, non-blocked samples holding exactly one
+    of its atoms join Atom (ascending position: smallest first, ties in reverse visiting order), those holding two or
+    more join Blocked. Returns the new (n_atom, n_blocked)."""
+    m1 = m2 = 0
+    for y in touched:
+        if pos[y] < p and not is_blocked[y]:
+            if hits[y] == 1:
+                one_hit[m1] = pos[y]; m1 += 1
+            elif hits[y] > 1:
+                multi_hit[m2] = pos[y]; m2 += 1
+    one_hit[:m1].sort(); multi_hit[:m2].sort()
+    for t in range(m1):
+        y = visit[one_hit[t]]
+        if not in_atom[y]:
+            in_atom[y] = True; atom[n_atom] = y; n_atom += 1
+            _mark_atom_pairs(atom_pair, row_atom[row_ptr[y]:row_ptr[y + 1]])
+    for t in range(m2):
+        y = visit[multi_hit[t]]
+        is_blocked[y] = True; blocked[n_blocked] = y; n_blocked += 1
+    return n_atom, n_blocked
+
+# %% ../../nbs/spor/01_systematicity.ipynb #d1705954
 @njit(cache=True)
-def _kernel(vloc, cstart, rptr, rcol, kstart, pptr, pval, kord, drop_rare, r):
-    "Algorithms 1 and 2 on every cluster of one try (visiting orders `vloc`); flat outputs, local indices, per-cluster lengths."
-    nc = len(cstart) - 1
-    N = cstart[nc]
-    nmax, kmax = 1, 1
-    for ci in range(nc):
-        nmax = max(nmax, cstart[ci + 1] - cstart[ci]); kmax = max(kmax, kstart[ci + 1] - kstart[ci])
-    o_test = np.empty(N, np.int64); o_atom = np.empty(N, np.int64); o_comb = np.empty(N, np.int64)
-    n_test = np.zeros(nc, np.int64); n_atom = np.zeros(nc, np.int64); n_comb = np.zeros(nc, np.int64)
-    o_key = np.empty(kstart[nc], np.int64); o_ac = np.empty(kstart[nc], np.int64); o_cc = np.empty(kstart[nc], np.int64)
-    n_key = np.zeros(nc, np.int64)
-    hit = np.zeros(nmax, np.int64); touched = np.empty(nmax, np.int64); posv = np.empty(nmax, np.int64)
-    in_atom = np.zeros(nmax, np.bool_); blocked = np.zeros(nmax, np.bool_); istest = np.zeros(nmax, np.bool_)
-    qa = np.empty(nmax, np.int64); qb = np.empty(nmax, np.int64)
-    test = np.empty(nmax, np.int64); atom = np.empty(nmax, np.int64); border = np.empty(nmax, np.int64)
-    aidx = np.full(nmax, -1, np.int64); bidx = np.full(nmax, -1, np.int64)
-    apair = np.zeros((kmax, kmax), np.bool_)
-    amark = np.zeros(kmax, np.int64); dist = np.empty(kmax, np.int64)
-    keep = np.zeros(kmax, np.bool_); tc = np.zeros(kmax, np.int64)
-    acnt = np.zeros(kmax, np.int64); cnt = np.zeros(kmax, np.int64); xm = np.zeros(kmax, np.int64)
-    dd = np.zeros(kmax, np.int64); ddl = np.empty(kmax, np.int64)
-    nA = np.empty(nmax, np.int64); apos = np.empty(nmax, np.int64); abypos = np.empty(nmax, np.int64)
-    VB = np.zeros(nmax, np.int64)
-    aliveA = np.zeros(nmax, np.bool_); aliveB = np.zeros(nmax, np.bool_)
-    heap = np.empty(nmax, np.int64); R = np.empty(nmax, np.int64)
-    added = np.empty(nmax, np.int64)
-    sptr = np.empty(nmax + 1, np.int64); sval = np.empty(rptr[-1] + 1, np.int64); grp = np.empty(nmax, np.int64)
-    grep = np.empty(nmax, np.int64); gsize = np.empty(nmax, np.int64); gstart = np.empty(nmax, np.int64)
-    ghead = np.empty(nmax, np.int64); gfill = np.empty(nmax, np.int64); gmem = np.empty(nmax, np.int64)
-    gtake = np.zeros(nmax, np.int64); gv = np.empty(nmax, np.int64)
-    stamp = 0
-    for ci in range(nc):
-        c0 = cstart[ci]; n = cstart[ci + 1] - c0; k0 = kstart[ci]; K = kstart[ci + 1] - k0
-        for p in range(n): posv[vloc[c0 + p]] = p
-        in_atom[:n] = False; blocked[:n] = False; apair[:K, :K] = False
-        nt = 0; na = 0; nb = 0
-        # ---- Algorithm 1
-        for p in range(n - 1, -1, -1):
-            i = vloc[c0 + p]
-            s0 = rptr[c0 + i]; s1 = rptr[c0 + i + 1]
-            if in_atom[i] or s1 - s0 == 1: continue
-            conflict = False
-            for j in range(s0, s1):
-                for l in range(j, s1):
-                    a = rcol[j]; b = rcol[l]
-                    if a > b: a, b = b, a
-                    if apair[a, b]: conflict = True
-            if conflict: continue
-            stamp += 1
-            nd = 0
-            for j in range(s0, s1):
-                a = rcol[j]
-                if amark[a] != stamp:
-                    amark[a] = stamp; dist[nd] = a; nd += 1
-            nto = 0
-            for d in range(nd):
-                a = dist[d]
-                for q in range(pptr[k0 + a], pptr[k0 + a + 1]):
-                    y = pval[q]
-                    if hit[y] == 0:
-                        touched[nto] = y; nto += 1
-                    hit[y] += 1
-            ok = True
-            for d in range(nd):
-                a = dist[d]; found = False
-                for q in range(pptr[k0 + a], pptr[k0 + a + 1]):
-                    y = pval[q]
-                    if hit[y] == 1 and posv[y] < p and not blocked[y]:
-                        found = True; break
-                if not found:
-                    ok = False; break
-            if ok:
-                test[nt] = i; nt += 1
-                m1 = 0; m2 = 0
-                for t in range(nto):
-                    y = touched[t]
-                    if posv[y] < p and not blocked[y]:
-                        if hit[y] == 1:
-                            qa[m1] = posv[y]; m1 += 1
-                        elif hit[y] > 1:
-                            qb[m2] = posv[y]; m2 += 1
-                qa[:m1].sort(); qb[:m2].sort()
-                for t in range(m1):
-                    y = vloc[c0 + qa[t]]
-                    if not in_atom[y]:
-                        in_atom[y] = True; atom[na] = y; na += 1
-                        y0 = rptr[c0 + y]; y1 = rptr[c0 + y + 1]
-                        for j in range(y0, y1):
-                            for l in range(j + 1, y1):
-                                a = rcol[j]; b = rcol[l]
-                                if a > b: a, b = b, a
-                                apair[a, b] = True
-                for t in range(m2):
-                    y = vloc[c0 + qb[t]]; blocked[y] = True; border[nb] = y; nb += 1
-            for t in range(nto): hit[touched[t]] = 0
-        # ---- kept atoms (E2E: drop the rare ones) and the filtered test set
-        keep[:K] = False
-        for t in range(nt):
-            i = test[t]
-            for j in range(rptr[c0 + i], rptr[c0 + i + 1]): keep[rcol[j]] = True
-        if drop_rare > 0:
-            tc[:K] = 0
-            for t in range(nt):
-                i = test[t]
-                for j in range(rptr[c0 + i], rptr[c0 + i + 1]): tc[rcol[j]] += 1
-            for a in range(K):
-                if keep[a] and tc[a] <= drop_rare: keep[a] = False
-            m = 0
-            for t in range(nt):
-                i = test[t]; good = True
-                for j in range(rptr[c0 + i], rptr[c0 + i + 1]):
-                    if not keep[rcol[j]]: good = False
-                if good:
-                    test[m] = i; m += 1
-            nt = m
-        istest[:n] = False
-        for t in range(nt): istest[test[t]] = True
-        # ---- Algorithm 2
-        acnt[:K] = 0
-        for ja in range(na):
-            y = atom[ja]; aidx[y] = ja; k = 0
-            for j in range(rptr[c0 + y], rptr[c0 + y + 1]):
-                if keep[rcol[j]]:
-                    acnt[rcol[j]] += 1; k += 1
-            nA[ja] = k
-        cnt[:K] = acnt[:K]
-        total = 0
-        for a in range(K): total += acnt[a]
-        S_run = float(total)
-        order = np.argsort(nA[:na], kind='mergesort')
-        for k in range(na):
-            apos[order[k]] = k; abypos[k] = order[k]
-        aliveA[:na] = True
-        # groups of Atom samples with the same multiset of kept atoms (they share V): members in descending pos
-        ns = 0
-        for ja in range(na):
-            sptr[ja] = ns; y = atom[ja]
-            for j in range(rptr[c0 + y], rptr[c0 + y + 1]):
-                if keep[rcol[j]]:
-                    sval[ns] = rcol[j]; ns += 1
-            sval[sptr[ja]:ns].sort()
-        sptr[na] = ns
-        cap = 1
-        while cap < 2 * na + 2: cap *= 2
-        tab = np.full(cap, -1, np.int64)
-        G = 0
-        for k in range(na - 1, -1, -1):
-            ja = abypos[k]
-            if nA[ja] == 0:
-                grp[ja] = -1; continue
-            h = np.int64(1469598103)
-            for j in range(sptr[ja], sptr[ja + 1]): h = h * np.int64(1000003) + sval[j] + 1
-            slot = h & (cap - 1)
-            while True:
-                rep = tab[slot]
-                if rep < 0:
-                    tab[slot] = ja; grp[ja] = G; grep[G] = ja; gsize[G] = 0; G += 1; break
-                same = sptr[rep + 1] - sptr[rep] == sptr[ja + 1] - sptr[ja]
-                if same:
-                    for j in range(sptr[ja + 1] - sptr[ja]):
-                        if sval[sptr[rep] + j] != sval[sptr[ja] + j]:
-                            same = False; break
-                if same:
-                    grp[ja] = grp[rep]; break
-                slot = (slot + 1) & (cap - 1)
-            gsize[grp[ja]] += 1
-        acc_ = 0
-        for g in range(G):
-            gstart[g] = acc_; ghead[g] = acc_; acc_ += gsize[g]; gfill[g] = gstart[g]
-        for k in range(na - 1, -1, -1):
-            ja = abypos[k]
-            if grp[ja] >= 0:
-                g = grp[ja]; gmem[gfill[g]] = ja; gfill[g] += 1
-        for jb in range(nb): bidx[border[jb]] = jb
-        aliveB[:nb] = True; VB[:nb] = 0
-        M = na + 1
-        OFF = 8 * (total + 8 * nb + 8)
-        nadd = 0
-        for _ in range(nb):
-            best = -1
-            for jb in range(nb - 1, -1, -1):
-                if aliveB[jb] and (best < 0 or VB[jb] > VB[best]): best = jb
-            aliveB[best] = False
-            x = border[best]
-            if istest[x]: continue
-            s0 = rptr[c0 + x]; s1 = rptr[c0 + x + 1]
-            num = 0
-            for j in range(s0, s1):
-                a = rcol[j]
-                if keep[a]:
-                    cnt[a] += 1; num += 1
-            nR = 0
-            if num > 0:
-                hn = 0
-                for g in range(G):
-                    gtake[g] = 0
-                    if ghead[g] < gstart[g] + gsize[g]:
-                        rep = grep[g]
-                        if nA[rep] <= num:
-                            vv = 0
-                            for j in range(sptr[rep], sptr[rep + 1]): vv += acnt[sval[j]] - cnt[sval[j]]
-                            gv[g] = vv
-                            heap[hn] = (vv + OFF) * M + (na - apos[gmem[ghead[g]]]); hn += 1
-                for s in range(hn // 2 - 1, -1, -1): _sift_down(heap, s, hn)
-                while num > 0 and hn > 0:
-                    key = heap[0]; hn -= 1
-                    if hn > 0:
-                        heap[0] = heap[hn]; _sift_down(heap, 0, hn)
-                    ja = abypos[na - key % M]
-                    if nA[ja] > num: continue
-                    g = grp[ja]; rep = grep[g]
-                    for j in range(sptr[rep], sptr[rep + 1]): cnt[sval[j]] -= 1
-                    bad = False
-                    for j in range(sptr[rep], sptr[rep + 1]):
-                        if cnt[sval[j]] <= 0: bad = True
-                    if bad:
-                        for j in range(sptr[rep], sptr[rep + 1]): cnt[sval[j]] += 1
-                        continue
-                    R[nR] = ja; nR += 1; num -= nA[ja]; gtake[g] += 1
-                    nxt = ghead[g] + gtake[g]
-                    if num >= nA[ja] and nxt < gstart[g] + gsize[g]:
-                        heap[hn] = (gv[g] + OFF) * M + (na - apos[gmem[nxt]]); hn += 1
-                        k = hn - 1
-                        while k > 0:                                # sift up
-                            pk = (k - 1) // 2
-                            if heap[pk] > heap[k]:
-                                tmp = heap[pk]; heap[pk] = heap[k]; heap[k] = tmp; k = pk
-                            else: break
-            ok = False
-            S_new = S_run
-            nddl = 0
-            if num == 0:
-                stamp += 1
-                for j in range(s0, s1):
-                    a = rcol[j]
-                    if keep[a]:
-                        if amark[a] != stamp:
-                            amark[a] = stamp; dd[a] = 0; ddl[nddl] = a; nddl += 1
-                        dd[a] -= 1
-                for t in range(nR):
-                    y = atom[R[t]]
-                    for j in range(rptr[c0 + y], rptr[c0 + y + 1]):
-                        a = rcol[j]
-                        if keep[a]:
-                            if amark[a] != stamp:
-                                amark[a] = stamp; dd[a] = 0; ddl[nddl] = a; nddl += 1
-                            dd[a] += 1
-                acc = 0.0
-                for t in range(nddl):
-                    a = ddl[t]
-                    acc += np.sqrt(float(acnt[a] * cnt[a])) - np.sqrt(float(acnt[a] * (cnt[a] + dd[a])))
-                S_new = S_run + acc
-                exact = total == 0
-                D = 0.0
-                if not exact:
-                    D = 1.0 - min(1.0, S_new / total)
-                    exact = abs(D - r) < 1e-9
-                if exact:
-                    ka = 0
-                    for t in range(K):
-                        if keep[kord[k0 + t]]: ka += 1
-                    av = np.empty(ka, np.float64); cv = np.empty(ka, np.float64); ka = 0
-                    for t in range(K):
-                        a = kord[k0 + t]
-                        if keep[a]:
-                            av[ka] = acnt[a]; cv[ka] = cnt[a]; ka += 1
-                    with numba.objmode(D='float64'):
-                        D = _exact_divergence(av, cv)
-                ok = D <= r
-            if ok:
-                added[nadd] = x; nadd += 1; S_run = S_new
-                for t in range(nR):
-                    aliveA[R[t]] = False; ghead[grp[R[t]]] += 1
-                for t in range(nddl):
-                    a = ddl[t]; dv = dd[a]
-                    if dv != 0:
-                        for q in range(pptr[k0 + a], pptr[k0 + a + 1]):
-                            y = pval[q]
-                            if bidx[y] >= 0: VB[bidx[y]] += dv
-            else:
-                for j in range(s0, s1):
-                    if keep[rcol[j]]: cnt[rcol[j]] -= 1
-                for t in range(nR):
-                    y = atom[R[t]]
-                    for j in range(rptr[c0 + y], rptr[c0 + y + 1]):
-                        if keep[rcol[j]]: cnt[rcol[j]] += 1
-        # ---- outputs
-        for t in range(nt): o_test[c0 + t] = test[t]
-        n_test[ci] = nt
-        m = 0
-        for ja in range(na):
-            o_atom[c0 + ja] = atom[ja]
-            if aliveA[ja]:
-                o_comb[c0 + m] = atom[ja]; m += 1
-        for t in range(nadd):
-            o_comb[c0 + m] = added[t]; m += 1
-        n_atom[ci] = na; n_comb[ci] = m
-        m = 0
-        for t in range(K):
-            a = kord[k0 + t]
+def _algorithm1(visit, row_ptr, row_atom, post_ptr, post_sample, pos, hits, touched, distinct, one_hit, multi_hit,
+                in_atom, is_blocked, atom_pair, mark, stamp, test, atom, blocked):
+    """Algorithm 1 on one cluster of `n` samples and `K` atoms (cluster-local ids). `visit` (n,): the visiting order,
+    visited from its end; `row_ptr` (n+1,) / `row_atom`: each sample's atoms; `post_ptr` (K+1,) / `post_sample`: each
+    atom's samples. Fills `test`, `atom` (in joining order) and `blocked` (in blocking order); the other arrays are
+    scratch (`hits` all 0 on entry and exit). Returns (n_test, n_atom, n_blocked, stamp)."""
+    n = len(visit); K = len(post_ptr) - 1
+    for q in range(n): pos[visit[q]] = q                  # pos < p: not visited yet when visiting position p
+    in_atom[:n] = False; is_blocked[:n] = False; atom_pair[:K, :K] = False
+    n_test = n_atom = n_blocked = 0
+    for p in range(n - 1, -1, -1):                        # largest first, ties in the try's random order
+        x = visit[p]
+        s0, s1 = row_ptr[x], row_ptr[x + 1]               # x's atoms: row_atom[s0:s1]
+        if in_atom[x] or s1 - s0 == 1: continue
+        if _has_atom_pair(atom_pair, row_atom, s0, s1): continue   # condition (1) fails
+        stamp += 1
+        n_distinct, n_touched = _count_hits(row_atom, s0, s1, post_ptr, post_sample, mark, stamp, distinct, hits, touched)
+        if _covers(distinct[:n_distinct], post_ptr, post_sample, hits, pos, p, is_blocked):
+            test[n_test] = x; n_test += 1
+            n_atom, n_blocked = _accept_test(p, touched[:n_touched], hits, visit, pos, row_ptr, row_atom, atom_pair,
+                                             in_atom, is_blocked, one_hit, multi_hit, atom, n_atom, blocked, n_blocked)
+        for t in range(n_touched): hits[touched[t]] = 0
+    return n_test, n_atom, n_blocked, stamp
+
+# %% ../../nbs/spor/01_systematicity.ipynb #7620c0d7
+@njit(cache=True)
+def _keep_atoms(test, n_test, row_ptr, row_atom, drop_rare, keep, test_count):
+    """The atoms of one cluster: `keep` (K,) is True for the units of test samples; with `drop_rare` > 0 (E2E) the atoms
+    seen at most `drop_rare` times in the test set are dropped, and so are the test samples holding one (`test` is
+    filtered in place). `test_count` (K,) is scratch. Returns the new number of test samples."""
+    keep[:] = False
+    for i in test[:n_test]:
+        for a in row_atom[row_ptr[i]:row_ptr[i + 1]]: keep[a] = True
+    if drop_rare <= 0: return n_test
+    test_count[:] = 0
+    for i in test[:n_test]:
+        for a in row_atom[row_ptr[i]:row_ptr[i + 1]]: test_count[a] += 1
+    for a in range(len(keep)):
+        if keep[a] and test_count[a] <= drop_rare: keep[a] = False
+    m = 0
+    for t in range(n_test):
+        i = test[t]; good = True
+        for a in row_atom[row_ptr[i]:row_ptr[i + 1]]:
+            if not keep[a]: good = False
+        if good:
+            test[m] = i; m += 1
+    return m
+
+# %% ../../nbs/spor/01_systematicity.ipynb #893b54ac
+@njit(cache=True)
+def _atom_counts(atom, row_ptr, row_atom, keep, atom_count, n_kept):
+    """Algorithm 2's starting point: `atom_count` (K,) the occurrences of each kept atom in Atom, `n_kept` (n_atom,) the
+    number of kept atoms of each Atom sample. Returns the total number of atom occurrences."""
+    atom_count[:] = 0
+    for j in range(len(atom)):
+        y = atom[j]; k = 0
+        for a in row_atom[row_ptr[y]:row_ptr[y + 1]]:
             if keep[a]:
-                o_key[k0 + m] = a; o_ac[k0 + m] = acnt[a]; o_cc[k0 + m] = cnt[a]; m += 1
-        n_key[ci] = m
-        for ja in range(na): aidx[atom[ja]] = -1
-        for jb in range(nb): bidx[border[jb]] = -1
-    return o_test, n_test, o_atom, n_atom, o_comb, n_comb, o_key, o_ac, o_cc, n_key
+                atom_count[a] += 1; k += 1
+        n_kept[j] = k
+    return atom_count.sum()
+
+# %% ../../nbs/spor/01_systematicity.ipynb #5d872811
+@njit(cache=True)
+def _kept_atom_lists(atom, row_ptr, row_atom, keep, kept_ptr, kept_atom):
+    "Each Atom sample's kept atoms, sorted (CSR: the j-th Atom sample's are `kept_atom[kept_ptr[j]:kept_ptr[j + 1]]`)."
+    ns = 0
+    for j in range(len(atom)):
+        kept_ptr[j] = ns; y = atom[j]
+        for a in row_atom[row_ptr[y]:row_ptr[y + 1]]:
+            if keep[a]:
+                kept_atom[ns] = a; ns += 1
+        kept_atom[kept_ptr[j]:ns].sort()
+    kept_ptr[len(atom)] = ns
+
+# %% ../../nbs/spor/01_systematicity.ipynb #1ad0bbba
+@njit(cache=True)
+def _group_atom_samples(at_pos, n_kept, kept_ptr, kept_atom, group_of, group_rep, group_size, group_start, group_head,
+                        group_member, fill):
+    """Group the Atom samples with the same multiset of kept atoms (they always have the same `V`), numbered in descending
+    Atom position of their first member: `group_of` (n_atom,) each sample's group (-1: no kept atom), `group_rep` its
+    first member, the members of group g in descending position in `group_member[group_start[g]:][:group_size[g]]`,
+    `group_head` (= `group_start`) the first member still in Combination; `fill` is scratch. Returns the number of groups."""
+    n_atom = len(at_pos)
+    cap = 1
+    while cap < 2 * n_atom + 2: cap *= 2
+    table = np.full(cap, -1, np.int64)                    # open addressing: slot -> representative Atom sample
+    n_groups = 0
+    for k in range(n_atom - 1, -1, -1):
+        j = at_pos[k]
+        if n_kept[j] == 0:
+            group_of[j] = -1; continue
+        mine = kept_atom[kept_ptr[j]:kept_ptr[j + 1]]
+        h = np.int64(1469598103)
+        for a in mine: h = h * np.int64(1000003) + a + 1
+        slot = h & (cap - 1)
+        while True:
+            rep = table[slot]
+            if rep < 0:
+                table[slot] = j; group_of[j] = n_groups; group_rep[n_groups] = j; group_size[n_groups] = 0
+                n_groups += 1; break
+            theirs = kept_atom[kept_ptr[rep]:kept_ptr[rep + 1]]
+            same = len(theirs) == len(mine)
+            for q in range(len(mine) if same else 0):
+                if theirs[q] != mine[q]:
+                    same = False; break
+            if same:
+                group_of[j] = group_of[rep]; break
+            slot = (slot + 1) & (cap - 1)
+        group_size[group_of[j]] += 1
+    start = 0
+    for g in range(n_groups):
+        group_start[g] = start; group_head[g] = start; fill[g] = start; start += group_size[g]
+    for k in range(n_atom - 1, -1, -1):
+        g = group_of[at_pos[k]]
+        if g >= 0:
+            group_member[fill[g]] = at_pos[k]; fill[g] += 1
+    return n_groups
+
+# %% ../../nbs/spor/01_systematicity.ipynb #9023710e
+@njit(cache=True, inline="always")
+def _heap_push(h, n, key):
+    "Add `key` to the binary min-heap `h[:n]` of int64 keys; returns the new size."
+    h[n] = key
+    k = n
+    while k > 0:
+        parent = (k - 1) // 2
+        if h[parent] <= h[k]: break
+        h[parent], h[k] = h[k], h[parent]; k = parent
+    return n + 1
+
+# %% ../../nbs/spor/01_systematicity.ipynb #5a32cb00
+@njit(cache=True, inline="always")
+def _heap_pop(h, n):
+    "Remove the smallest key of the binary min-heap `h[:n]` (n > 0); returns (that key, the new size)."
+    key = h[0]; n -= 1
+    if n > 0:
+        h[0] = h[n]; _sift_down(h, 0, n)
+    return key, n
+
+# %% ../../nbs/spor/01_systematicity.ipynb #c0abc2ab
+@njit(cache=True, inline="always")
+def _next_blocked(open_, V_blocked):
+    "The Blocked sample Algorithm 2 takes next: the open one with the highest `V`, ties: the one blocked last."
+    best = -1
+    for jb in range(len(open_) - 1, -1, -1):
+        if open_[jb] and (best < 0 or V_blocked[jb] > V_blocked[best]): best = jb
+    return best
+
+# %% ../../nbs/spor/01_systematicity.ipynb #a9383a26
+@njit(cache=True, inline="always")
+def _remove_atom_samples(num, group_of, group_rep, group_start, group_size, group_head, group_member, group_V,
+                         group_taken, n_kept, kept_ptr, kept_atom, atom_count, comb_count, pos_of, at_pos, offset, heap,
+                         removed):
+    """The inner loop of Algorithm 2, for a Blocked sample whose `num` kept atoms are already counted in `comb_count`:
+    scan the Atom samples still in Combination in ascending (V, -position) and remove each one (from `comb_count`, into
+    `removed`) whose kept atoms fit in what is left of `num` and whose removal leaves every atom covered. The scan is a
+    heap over the groups' first open members, keyed (V + offset) * (n_atom + 1) + (n_atom - position), with V taken
+    before the scan as the baseline's sort does. Returns (number removed, atoms left of `num`)."""
+    n_atom = len(at_pos); M = n_atom + 1
+    n_heap = 0
+    for g in range(len(group_V)):
+        group_taken[g] = 0
+        if group_head[g] < group_start[g] + group_size[g]:
+            rep = group_rep[g]
+            if n_kept[rep] <= num:
+                v = 0
+                for q in range(kept_ptr[rep], kept_ptr[rep + 1]):          # (an index loop: no slice in the hot path)
+                    v += atom_count[kept_atom[q]] - comb_count[kept_atom[q]]
+                group_V[g] = v
+                heap[n_heap] = (v + offset) * M + (n_atom - pos_of[group_member[group_head[g]]]); n_heap += 1
+    for s in range(n_heap // 2 - 1, -1, -1): _sift_down(heap, s, n_heap)
+    n_removed = 0
+    while num > 0 and n_heap > 0:
+        key, n_heap = _heap_pop(heap, n_heap)
+        j = at_pos[n_atom - key % M]
+        if n_kept[j] > num: continue
+        g = group_of[j]
+        mine = kept_atom[kept_ptr[group_rep[g]]:kept_ptr[group_rep[g] + 1]]    # = j's kept atoms
+        for a in mine: comb_count[a] -= 1
+        uncovered = False
+        for a in mine:
+            if comb_count[a] <= 0: uncovered = True
+        if uncovered:                                                        # so would the rest of the group be
+            for a in mine: comb_count[a] += 1
+            continue
+        removed[n_removed] = j; n_removed += 1; num -= n_kept[j]; group_taken[g] += 1
+        nxt = group_head[g] + group_taken[g]
+        if num >= n_kept[j] and nxt < group_start[g] + group_size[g]:       # the group's next member, same V
+            n_heap = _heap_push(heap, n_heap, (group_V[g] + offset) * M + (n_atom - pos_of[group_member[nxt]]))
+    return n_removed, num
+
+# %% ../../nbs/spor/01_systematicity.ipynb #aeda5deb
+@njit(cache=True)
+def _exact_kept_divergence(keep, atom_order, atom_count, comb_count):
+    "The baseline's divergence (`_exact_divergence`, in Python) of the kept atoms' counts, in ascending unit id."
+    kept = atom_order[keep[atom_order]]
+    a = atom_count[kept].astype(np.float64); c = comb_count[kept].astype(np.float64)
+    with numba.objmode(D='float64'):
+        D = _exact_divergence(a, c)
+    return D
+
+# %% ../../nbs/spor/01_systematicity.ipynb #6acba0af
+@njit(cache=True, inline="always")
+def _swap_divergence(x_atoms, removed, atom, row_ptr, row_atom, keep, atom_count, comb_count, total, S, r, atom_order,
+                     mark, stamp, delta, changed):
+    """The divergence test of a swap (`comb_count` already holds it): the running sum `S` of sqrt(a_k c_k) is updated on
+    the changed atoms only (`changed`, with `delta` (K,) their change in V: -1 per atom of `x_atoms`, +1 per atom of a
+    removed Atom sample `atom[j]`, j in `removed`); D = 1 - S / total, recomputed exactly within 1e-9 of
+    `r` or with no atom. Returns (D <= r, the new S, number of changed atoms, stamp)."""
+    stamp += 1
+    n_changed = 0
+    for a in x_atoms:
+        if keep[a]:
+            if mark[a] != stamp:
+                mark[a] = stamp; delta[a] = 0; changed[n_changed] = a; n_changed += 1
+            delta[a] -= 1
+    for j in removed:
+        y = atom[j]
+        for a in row_atom[row_ptr[y]:row_ptr[y + 1]]:
+            if keep[a]:
+                if mark[a] != stamp:
+                    mark[a] = stamp; delta[a] = 0; changed[n_changed] = a; n_changed += 1
+                delta[a] += 1
+    acc = 0.0
+    for a in changed[:n_changed]:
+        acc += np.sqrt(float(atom_count[a] * comb_count[a])) - np.sqrt(float(atom_count[a] * (comb_count[a] + delta[a])))
+    S_new = S + acc
+    exact = total == 0
+    D = 0.0
+    if not exact:
+        D = 1.0 - min(1.0, S_new / total)
+        exact = abs(D - r) < 1e-9
+    if exact: D = _exact_kept_divergence(keep, atom_order, atom_count, comb_count)
+    return D <= r, S_new, n_changed, stamp
+
+# %% ../../nbs/spor/01_systematicity.ipynb #0062caf2
+@njit(cache=True)
+def _algorithm2(test, atom, blocked, keep, row_ptr, row_atom, post_ptr, post_sample, atom_order, r, mark, stamp,
+                is_test, atom_count, comb_count, n_kept, pos_of, at_pos, kept_ptr, kept_atom, group_of, group_rep,
+                group_start, group_size, group_head, group_member, group_V, group_taken, blocked_index, V_blocked, open_,
+                heap, removed, delta, changed, in_comb, added):
+    """Algorithm 2 on one cluster, after `_algorithm1` and `_keep_atoms`. Sizes: `is_test`, `blocked_index` (n,) (the
+    latter all -1 on entry and exit); `keep`, `atom_count`, `comb_count`, `delta` (K,); `n_kept`, `pos_of`, `at_pos`,
+    `in_comb` (n_atom,); `V_blocked`, `open_` (n_blocked,); the rest scratch of at least the cluster's size. Leaves
+    `in_comb[j]` True for the Atom samples still in Combination and fills `added` with the Blocked samples swapped in.
+    Returns (number added, stamp)."""
+    n_atom = len(atom); n_blocked = len(blocked)
+    is_test[:] = False
+    for i in test: is_test[i] = True
+    total = _atom_counts(atom, row_ptr, row_atom, keep, atom_count, n_kept)
+    comb_count[:] = atom_count                            # Combination starts as Atom
+    in_comb[:] = True
+    if n_blocked == 0: return 0, stamp                    # nothing to swap in (most WebNLG clusters)
+    S = float(total)                                      # running sum of sqrt(atom_count * comb_count)
+    order = np.argsort(n_kept, kind='mergesort')          # Atom's order: by number of kept atoms, then joining
+    for k in range(n_atom):
+        pos_of[order[k]] = k; at_pos[k] = order[k]
+    _kept_atom_lists(atom, row_ptr, row_atom, keep, kept_ptr, kept_atom)
+    n_groups = _group_atom_samples(at_pos, n_kept, kept_ptr, kept_atom, group_of, group_rep, group_size, group_start,
+                                   group_head, group_member, group_taken)
+    for jb in range(n_blocked): blocked_index[blocked[jb]] = jb
+    open_[:] = True; V_blocked[:] = 0
+    offset = 8 * (total + 8 * n_blocked + 8)              # makes V + offset positive in the heap keys
+    n_added = 0
+    for _ in range(n_blocked):
+        jb = _next_blocked(open_, V_blocked)
+        open_[jb] = False
+        x = blocked[jb]
+        if is_test[x]: continue
+        x_atoms = row_atom[row_ptr[x]:row_ptr[x + 1]]
+        num = 0                                           # |x| in kept atoms, then what the removals leave of it
+        for a in x_atoms:
+            if keep[a]:
+                comb_count[a] += 1; num += 1
+        n_removed = 0
+        if num > 0:
+            n_removed, num = _remove_atom_samples(num, group_of, group_rep, group_start, group_size, group_head,
+                                                  group_member, group_V[:n_groups], group_taken, n_kept, kept_ptr,
+                                                  kept_atom, atom_count, comb_count, pos_of, at_pos, offset, heap, removed)
+        ok = False; S_new = S; n_changed = 0
+        if num == 0:
+            ok, S_new, n_changed, stamp = _swap_divergence(x_atoms, removed[:n_removed], atom, row_ptr, row_atom, keep,
+                                                           atom_count, comb_count, total, S, r, atom_order, mark, stamp,
+                                                           delta, changed)
+        if ok:                                            # keep the swap; update V of the Blocked samples it touches
+            added[n_added] = x; n_added += 1; S = S_new
+            for j in removed[:n_removed]:
+                in_comb[j] = False; group_head[group_of[j]] += 1
+            for a in changed[:n_changed]:
+                if delta[a] != 0:
+                    for q in range(post_ptr[a], post_ptr[a + 1]):
+                        y = post_sample[q]
+                        if blocked_index[y] >= 0: V_blocked[blocked_index[y]] += delta[a]
+        else:                                             # undo it
+            for a in x_atoms:
+                if keep[a]: comb_count[a] -= 1
+            for j in removed[:n_removed]:
+                y = atom[j]
+                for a in row_atom[row_ptr[y]:row_ptr[y + 1]]:
+                    if keep[a]: comb_count[a] += 1
+    for jb in range(n_blocked): blocked_index[blocked[jb]] = -1
+    return n_added, stamp
+
+# %% ../../nbs/spor/01_systematicity.ipynb #32ef76a9
+@njit(cache=True)
+def _write_cluster(test, atom, in_comb, added, keep, atom_order, atom_count, comb_count, out_test, out_atom, out_comb,
+                   out_key, out_atom_count, out_comb_count):
+    """Copy one cluster's result to the kernel's outputs (views at the cluster's offsets): test, Atom, Combination (the
+    Atom samples still in it, then the swapped-in ones) and the kept atoms in ascending unit id with their counts in
+    Atom and Combination. Returns (Combination's size, number of kept atoms)."""
+    out_test[:len(test)] = test
+    out_atom[:len(atom)] = atom
+    m = 0
+    for j in range(len(atom)):
+        if in_comb[j]:
+            out_comb[m] = atom[j]; m += 1
+    for x in added:
+        out_comb[m] = x; m += 1
+    k = 0
+    for a in atom_order:
+        if keep[a]:
+            out_key[k] = a; out_atom_count[k] = atom_count[a]; out_comb_count[k] = comb_count[a]; k += 1
+    return m, k
+
+# %% ../../nbs/spor/01_systematicity.ipynb #e09327aa
+@njit(cache=True)
+def _kernel(visit, cluster_start, row_ptr, row_atom, atom_start, post_ptr, post_sample, atom_order, drop_rare, r):
+    """Algorithms 1 and 2 on every cluster of one try. Inputs are `_Flat`'s arrays: `visit` = `visit(rank)`,
+    `cluster_start` = `cstart`, `row_ptr`/`row_atom` = `rptr`/`rcol`, `atom_start` = `kstart`, `post_ptr`/`post_sample`
+    = `pptr`/`pval`, `atom_order` = `kord`. Outputs (cluster-local indices; cluster c's samples at `cluster_start[c]`,
+    its atoms at `atom_start[c]`, lengths per cluster): test, n_test, Atom, n_atom, Combination, n_comb, kept atoms,
+    their counts in Atom and in Combination, n_key."""
+    n_clusters = len(cluster_start) - 1
+    n_max = max(1, np.diff(cluster_start).max()) if n_clusters else 1   # samples in the largest cluster
+    k_max = max(1, np.diff(atom_start).max()) if n_clusters else 1      # atoms in the cluster with the most
+    i64 = np.int64
+    # ---- outputs
+    out_test = np.empty(cluster_start[-1], i64); n_test = np.zeros(n_clusters, i64)
+    out_atom = np.empty(cluster_start[-1], i64); n_atom = np.zeros(n_clusters, i64)
+    out_comb = np.empty(cluster_start[-1], i64); n_comb = np.zeros(n_clusters, i64)
+    out_key = np.empty(atom_start[-1], i64); n_key = np.zeros(n_clusters, i64)
+    out_atom_count = np.empty(atom_start[-1], i64); out_comb_count = np.empty(atom_start[-1], i64)
+    # ---- per-sample scratch (n_max,): Algorithm 1
+    pos = np.empty(n_max, i64)                  # visiting position of each sample
+    hits = np.zeros(n_max, i64)                 # atoms shared with the current candidate
+    touched = np.empty(n_max, i64)              # samples with hits > 0
+    one_hit = np.empty(n_max, i64); multi_hit = np.empty(n_max, i64)   # positions joining Atom / Blocked
+    in_atom = np.zeros(n_max, np.bool_); is_blocked = np.zeros(n_max, np.bool_)
+    test = np.empty(n_max, i64); atom = np.empty(n_max, i64); blocked = np.empty(n_max, i64)   # in order
+    # ---- per-atom scratch (k_max,)
+    atom_pair = np.zeros((k_max, k_max), np.bool_)   # [a, b], a <= b: some Atom sample holds both
+    mark = np.zeros(k_max, i64); stamp = 0           # mark[a] == stamp: seen in the current step
+    distinct = np.empty(k_max, i64)                  # the candidate's distinct atoms
+    keep = np.zeros(k_max, np.bool_); test_count = np.zeros(k_max, i64)   # kept atoms; their test occurrences
+    atom_count = np.zeros(k_max, i64); comb_count = np.zeros(k_max, i64)  # each atom's count in Atom, Combination
+    delta = np.zeros(k_max, i64); changed = np.empty(k_max, i64)         # a swap's change of V per atom
+    # ---- per-sample scratch (n_max,): Algorithm 2 (Atom samples j, in joining order; Blocked samples jb)
+    is_test = np.zeros(n_max, np.bool_)
+    n_kept = np.empty(n_max, i64)                   # kept atoms of Atom sample j
+    pos_of = np.empty(n_max, i64); at_pos = np.empty(n_max, i64)   # Atom's order (by n_kept, then j) and inverse
+    kept_ptr = np.empty(n_max + 1, i64); kept_atom = np.empty(row_ptr[-1] + 1, i64)   # sorted kept atoms (CSR)
+    group_of = np.empty(n_max, i64); group_rep = np.empty(n_max, i64)   # groups of equal kept atoms
+    group_start = np.empty(n_max, i64); group_size = np.empty(n_max, i64); group_head = np.empty(n_max, i64)
+    group_member = np.empty(n_max, i64); group_V = np.empty(n_max, i64); group_taken = np.zeros(n_max, i64)
+    blocked_index = np.full(n_max, -1, i64)         # sample -> jb (-1: not blocked)
+    V_blocked = np.zeros(n_max, i64); open_ = np.zeros(n_max, np.bool_)   # V of Blocked sample jb; not taken yet
+    heap = np.empty(n_max, i64); removed = np.empty(n_max, i64)   # the scan's heap; the Atom samples a swap removes
+    in_comb = np.zeros(n_max, np.bool_); added = np.empty(n_max, i64)    # Atom sample j still in Combination; swapped in
+    for c in range(n_clusters):
+        c0, c1, k0, k1 = cluster_start[c], cluster_start[c + 1], atom_start[c], atom_start[c + 1]
+        n, K = c1 - c0, k1 - k0
+        rows = row_ptr[c0:c1 + 1]; posts = post_ptr[k0:k1 + 1]; order = atom_order[k0:k1]
+        nt, na, nb, stamp = _algorithm1(visit[c0:c1], rows, row_atom, posts, post_sample, pos, hits, touched, distinct,
+                                        one_hit, multi_hit, in_atom, is_blocked, atom_pair, mark, stamp, test, atom, blocked)
+        nt = _keep_atoms(test, nt, rows, row_atom, drop_rare, keep[:K], test_count[:K])
+        nadd, stamp = _algorithm2(test[:nt], atom[:na], blocked[:nb], keep[:K], rows, row_atom, posts, post_sample,
+                                  order, r, mark, stamp, is_test[:n], atom_count[:K], comb_count[:K], n_kept[:na],
+                                  pos_of[:na], at_pos[:na], kept_ptr, kept_atom, group_of, group_rep, group_start,
+                                  group_size, group_head, group_member, group_V, group_taken, blocked_index,
+                                  V_blocked[:nb], open_[:nb], heap, removed, delta, changed, in_comb[:na], added)
+        n_test[c], n_atom[c] = nt, na
+        n_comb[c], n_key[c] = _write_cluster(test[:nt], atom[:na], in_comb[:na], added[:nadd], keep[:K], order,
+                                             atom_count, comb_count, out_test[c0:], out_atom[c0:], out_comb[c0:],
+                                             out_key[k0:], out_atom_count[k0:], out_comb_count[k0:])
+    return out_test, n_test, out_atom, n_atom, out_comb, n_comb, out_key, out_atom_count, out_comb_count, n_key
 
 # %% ../../nbs/spor/01_systematicity.ipynb #6b452118
 def fast_splits(P: Problem, rank: np.ndarray, r: float = 0.02) -> list:

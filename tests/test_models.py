@@ -219,3 +219,9 @@ def test_score_options_failed_batch_retried_per_option(lm, cc, monkeypatch):
     monkeypatch.setattr(type(lm), '_score_groups', flaky)
     s = lm.score_options('2 + 2 =', [' 4', ' 5'], chat=False, cache=cc)
     assert calls == [2, 1, 1] and s[0] > s[1]
+
+def test_local_models_go_through_the_registered_hf_backend(lm):
+    assert isinstance(lm, models.HFLM) and isinstance(lm, models.LanguageModel) and lm.kind == 'causal-lm'
+    assert models.backend_class('hf') is models.HFLM and models.BACKENDS['causal-lm'] is models.HFLM
+    assert load_lm('smollm2-135m', kind='hf') is lm          # 'hf' is an alias of the kind: the same loaded object
+    with pytest.raises(CogenError, match='does not support'): models.OpenAILM(model_spec('openai:m'), None).generate(['x'], top_k=3)

@@ -107,7 +107,7 @@ def test_concurrent_cached_and_priced(server, monkeypatch, tmp_path):
 
 
 def test_interrupted_run_resumes_from_cache(server, monkeypatch, tmp_path):
-    lm, fl = _lm(server, monkeypatch, COGEN_OPENAI_CONCURRENCY='2', COGEN_OPENAI_RETRIES='1', COGEN_OPENAI_TIMEOUT='20')
+    lm, fl = _lm(server, monkeypatch, COGEN_OPENAI_CONCURRENCY='2', COGEN_OPENAI_RETRIES='1', COGEN_OPENAI_TIMEOUT='90')
     cc = CallCache(tmp_path/'calls.sqlite')
     prompts = [f'Count to {i}.' for i in range(2, 8)]
     first = lm.generate(prompts[:2], max_new_tokens=6, cache=cc)            # the part that finished before the outage
@@ -119,6 +119,6 @@ def test_interrupted_run_resumes_from_cache(server, monkeypatch, tmp_path):
     server.start()
     calls = fl.calls
     back = lm.generate(prompts, max_new_tokens=6, cache=cc)
-    assert all(g.error is None for g in back) and [g.cached for g in back] == [True] * 2 + [False] * 4
+    assert all(g.error is None for g in back) and [g.cached for g in back] == [True] * 2 + [False] * 4, [(g.cached, g.error) for g in back]
     assert [g.text for g in back[:2]] == [g.text for g in first]
     assert fl.calls - calls == 4                                             # only what it had not got

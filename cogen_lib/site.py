@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import nbformat, yaml
 from .core import CogenError, project_root, lib_version, stable_hash
-from .runner import git_commit, notebook_hash, library_hash
+from .grid import DEFAULT_NAME_KEYS, RunFiles, load_grid, notebook_hash, library_hash, source_commit
 
 # %% auto #0
-__all__ = ['NAME_KEYS', 'SITE_CONF', 'PaperInfo', 'paper_info', 'run_title', 'run_titles', 'clean_notebook', 'data_checksums',
+__all__ = ['SITE_CONF', 'PaperInfo', 'paper_info', 'run_title', 'run_titles', 'clean_notebook', 'data_checksums',
            'provenance_line', 'add_provenance', 'grid_notebooks', 'library_notebooks', 'execute_library', 'Page',
            'write_page', 'build_site']
 
@@ -25,10 +25,11 @@ class PaperInfo:
     authors: str = ''
     summary: str = ''
     data: list = field(default_factory=list)
+    name_keys: list = field(default_factory=lambda: list(DEFAULT_NAME_KEYS))
 
 # %% ../nbs/06_site.ipynb #ad92f639
 def paper_info(paper: str, root: Path | str | None = None) -> PaperInfo:
-    "The `title`, `authors`, `about` (one line) and `data` of `grids/<paper>.yaml` (defaults: the paper's name and the grid's first comment line)."
+    "The `title`, `authors`, `about` (one line), `data` and `name_keys` of `grids/<paper>.yaml` (defaults: the paper's name and the grid's first comment line)."
     path = (Path(root) if root else project_root())/'grids'/f'{paper}.yaml'
     if not path.exists(): return PaperInfo(paper, paper)
     text = path.read_text()
@@ -36,27 +37,24 @@ def paper_info(paper: str, root: Path | str | None = None) -> PaperInfo:
     first = next((l.lstrip('#').strip() for l in text.splitlines() if l.startswith('#')), '')
     data = d.get('data') or []
     return PaperInfo(paper, str(d.get('title') or paper), str(d.get('authors') or ''), str(d.get('about') or first),
-                     [data] if isinstance(data, str) else list(data))
+                     [data] if isinstance(data, str) else list(data), load_grid(paper, path.parents[1]).name_keys)
 
 # %% ../nbs/06_site.ipynb #099332c2
-NAME_KEYS = ('model', 'variant', 'prompt_style', 'split')
-"Parameters that name a run, in this order (then `seed`)."
-
-def run_title(params: dict) -> str:
-    "A short readable name for a run: `smollm2-135m, direct, seed 0`."
-    parts = [str(params[k]) for k in NAME_KEYS if k in params]
+def run_title(params: dict, keys: list | tuple = DEFAULT_NAME_KEYS) -> str:
+    "A short readable name for a run from its parameters `keys` (its grid's `name_keys`), then its seed: `smollm2-135m, direct, seed 0`."
+    parts = [str(params[k]) for k in keys if k in params]
     if 'seed' in params: parts.append(f"seed {params['seed']}")
     return ', '.join(parts) or 'run'
 
 # %% ../nbs/06_site.ipynb #e970ac11
-def run_titles(param_list: list[dict]) -> list[str]:
+def run_titles(param_list: list[dict], keys: list | tuple = DEFAULT_NAME_KEYS) -> list[str]:
     "`run_title` of each run, with the parameters that tell apart runs of the same title appended (`k=v`)."
-    base = [run_title(p) for p in param_list]
+    base = [run_title(p, keys) for p in param_list]
     out = []
     for t, p in zip(base, param_list):
         same = [q for b, q in zip(base, param_list) if b == t]
         if len(same) == 1: out.append(t); continue
-        diff = [k for k in p if k not in NAME_KEYS + ('seed',) and len({json.dumps(q.get(k), sort_keys=True, default=str) for q in same}) > 1]
+        diff = [k for k in p if k not in (*keys, 'seed') and len({json.dumps(q.get(k), sort_keys=True, default=str) for q in same}) > 1]
         out.append(t + ''.join(f", {k}={p[k]}" for k in diff))
     return out
 
@@ -164,7 +162,8 @@ def execute_library(nb_path: Path, root: Path, out: Path, timeout: int = 900) ->
     "Execute one library notebook into `out/runs/_library/<path under nbs>` unless it is fresh; returns the executed copy."
     import sys
     rel = nb_path.relative_to(root/'nbs')
-    dst = out/'runs'/'_library'/rel; stamp = dst.with_suffix('.json')
+    f = RunFiles(out, '_library', str(rel.with_suffix('')))
+    dst, stamp = f.notebook, f.manifest
     key = {'notebook_hash': notebook_hash(nb_path), 'library_hash': library_hash(rel.parts[0] if len(rel.parts) > 1 else None)}
     if dst.exists() and stamp.exists() and json.loads(stamp.read_text()).get('key') == key: return dst
     dst.parent.mkdir(parents=True, exist_ok=True)
@@ -175,7 +174,7 @@ def execute_library(nb_path: Path, root: Path, out: Path, timeout: int = 900) ->
         last = [l for l in res.stderr.strip().splitlines() if l.strip()][-1:] or ['(no message)']
         raise CogenError(f"{nb_path.relative_to(root)} failed while building the site ({last[0][:300]}); run `nbdev_test --path {nb_path.relative_to(root)}` to see it")
     stamp.write_text(json.dumps({'key': key, 'notebook': str(nb_path.relative_to(root)), 'seconds': round(time.time() - t0, 1),
-                                 'commit': git_commit(root)}, indent=1))
+                                 'commit': source_commit(root)}, indent=1))
     return dst
 
 # %% ../nbs/06_site.ipynb #8d82bfcd
@@ -248,14 +247,15 @@ def _links(pages: list[Page]) -> str:
     return '\n'.join(f"- {{doc}}`{p.title.replace('<', '(').replace('>', ')').replace('`', '')} <{p.docname}>`" for p in pages)
 
 # %% ../nbs/06_site.ipynb #cb2bdab5
-def _run_pages(pdir: Path, paper: str, info: PaperInfo, src: Path, commit: str) -> list[Page]:
-    "Pages of one paper folder under runs/: its summaries, then its runs, named readably."
+def _run_pages(out: Path, paper: str, info: PaperInfo, src: Path, commit: str) -> list[Page]:
+    "Pages of one paper's executed notebooks under `out` (`RunFiles.runs_dir`): its summaries, then its runs, named by its `name_keys`."
+    pdir = RunFiles(out, paper).runs_dir
     data = data_checksums(info.data)
     pages = []
     for nbp in sorted(pdir.glob('summary-*.ipynb')):
         profile = nbp.stem.split('-')[1]
         nb = nbformat.read(nbp, as_version=4)
-        side = nbp.with_suffix('.json')
+        side = RunFiles(out, paper, nbp.stem).manifest
         man = json.loads(side.read_text()) if side.exists() else {}
         first = next((re.search(r'^# (.+)$', c.source, re.M).group(1) for c in nb.cells if c.cell_type == 'markdown' and re.search(r'^# (.+)$', c.source, re.M)), nbp.stem)
         src_nb = man.get('notebook', 'the summary notebook')
@@ -264,10 +264,10 @@ def _run_pages(pdir: Path, paper: str, info: PaperInfo, src: Path, commit: str) 
                                 provenance_line(src_nb, {'profile': profile}, man.get('commit', commit), data), src, paper, drop_h1=True))
     runs = []
     for nbp in sorted(p for p in pdir.glob('*.ipynb') if not p.name.startswith('summary-')):
-        mp = nbp.with_suffix('.json')
+        mp = RunFiles(out, paper, nbp.stem).manifest
         man = json.loads(mp.read_text()) if mp.exists() else {}
         runs.append((nbp, man))
-    titles = run_titles([m.get('params', {}) for _, m in runs])
+    titles = run_titles([m.get('params', {}) for _, m in runs], info.name_keys)
     for (nbp, man), t in zip(runs, titles):
         params = man.get('params', {})
         status = man.get('status', 'unknown')
@@ -288,15 +288,15 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
     nocolor()
     root = project_root(); out = Path(out).resolve() if out else root
     dest = Path(dest).resolve() if dest else out/'_site'
-    papers = sorted(p.name for p in (out/'runs').glob('*') if p.is_dir() and not p.name.startswith('_')) if (out/'runs').is_dir() else []
-    if not papers: raise CogenError(f"nothing to render: no executed notebooks under {out/'runs'}; run `cogen run <paper> --profile smoke` first")
+    papers = RunFiles.papers(out)
+    if not papers: raise CogenError(f"nothing to render: no executed notebooks under {out}/runs; run `cogen run <paper> --profile smoke` first")
     if library in (True, 'all'): libs = library_notebooks(root)
     elif library == 'course': libs = [p for p in library_notebooks(root) if p.parent.name == 'course']
     elif library in (False, None, 'none'): libs = []
     elif isinstance(library, (list, tuple)): libs = [root/p for p in library]
     else: raise CogenError(f"library={library!r}: use 'all', 'course', 'none' or a list of notebook paths")
     papers = sorted(set(papers) | {p.relative_to(root/'nbs').parts[0] for p in libs if p.parent.name != 'course' and p.parent != root/'nbs'})   # a paper with no runs yet still shows its library
-    commit = git_commit(root)
+    commit = source_commit(root)
     from tqdm.auto import tqdm
     executed = {p: execute_library(p, root, out) for p in tqdm(libs, desc='site: library notebooks', unit='nb', disable=not libs)}
     with tempfile.TemporaryDirectory(prefix='cogen-site-') as tmp:
@@ -313,7 +313,7 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
             groups.append(('Course', 'Course: compositional generalization', 'A short, runnable introduction for a class; each notebook ends with exercises.', pages))
         for paper in papers:
             info = paper_info(paper, root)
-            pages = _run_pages(out/'runs'/paper, paper, info, src, commit)
+            pages = _run_pages(out, paper, info, src, commit)
             mine = [p for p in libs if p.parent.name == paper]
             for p in mine:
                 nb = nbformat.read(executed[p], as_version=4)
@@ -333,7 +333,7 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
             groups.append(('Library', 'The library, cogen_lib', 'The core modules as literate notebooks: each function with its tests and an example.', pages))
         idx = [f"# cogen analyses\n\nExecuted notebooks of cogen (cogen_lib {lib_version()}, commit `{commit}`). "
                "Each paper lists its summaries (tables and figures beside the paper's numbers) and then its runs, named by "
-               "model, variant and seed. Every figure and table carries a provenance line.\n"]
+               "the parameters that tell them apart. Every figure and table carries a provenance line.\n"]
         for caption, head, desc, pages in groups:
             idx.append(f"## {head}\n\n{desc}\n\n{_links(pages)}\n\n{_toc(caption, pages)}")
         (src/'index.md').write_text('\n'.join(idx))

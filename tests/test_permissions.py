@@ -2,7 +2,7 @@
 import os
 from pathlib import Path
 import pandas as pd
-from cogen_lib.runner import Recorder, save_table, save_figure
+from cogen_lib.results import Recorder, save_table, save_figure
 
 def test_result_figure_table_modes(tmp_path):
     import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt

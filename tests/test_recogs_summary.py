@@ -4,7 +4,8 @@ import shutil
 from pathlib import Path
 import pandas as pd
 import pytest
-from cogen_lib.runner import load_grid, run_grid, run_summary
+from cogen_lib.grid import load_grid
+from cogen_lib.runner import run_grid, run_summary
 
 pytestmark = pytest.mark.skipif(not os.environ.get('COGEN_MIRROR') and not (Path.home()/'.cache'/'cogen').exists(),
                                 reason='needs the COGS data (COGEN_MIRROR)')

@@ -4,7 +4,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from cogen_lib.runner import run_grid, collect_results, load_grid, PROVENANCE_PROFILES
+from cogen_lib.grid import load_grid
+from cogen_lib.results import collect_results, PROVENANCE_PROFILES
+from cogen_lib.runner import run_grid
 
 FIX = Path(__file__).resolve().parent/'fixtures'/'toy'
 RUN = ("import sys; from cogen_lib.runner import run_grid; "

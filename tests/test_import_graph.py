@@ -1,0 +1,64 @@
+"""Paper notebooks import no notebook-execution machinery: every `cogen_lib` module that a notebook named by a grid
+(paper notebooks and summaries) imports leaves papermill, nbclient and jupyter_client unloaded, and `cogen_lib.results`
+(their `Recorder`, `save_figure`, `summary_rows`) imports in well under a second in a fresh interpreter."""
+import ast, json, subprocess, sys
+from pathlib import Path
+from cogen_lib.site import grid_notebooks     # each grid's notebook, those of its profile entries, its summaries
+
+ROOT = Path(__file__).resolve().parents[1]
+EXECUTION = ('papermill', 'nbclient', 'jupyter_client')
+
+
+def cogen_imports(nb: Path) -> set[str]:
+    "The `cogen_lib` modules a notebook's code cells import (`import cogen_lib.x`, `from cogen_lib.x import ...`)."
+    mods = set()
+    for c in json.loads(nb.read_text())['cells']:
+        if c['cell_type'] != 'code': continue
+        src = ''.join(c['source']) if isinstance(c['source'], list) else c['source']
+        try: tree = ast.parse('\n'.join(l for l in src.splitlines() if not l.lstrip().startswith(('%', '!'))))
+        except SyntaxError: continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Import): mods |= {a.name for a in n.names if a.name.split('.')[0] == 'cogen_lib'}
+            elif isinstance(n, ast.ImportFrom) and n.module and n.level == 0 and n.module.split('.')[0] == 'cogen_lib':
+                mods.add(n.module)
+    return mods
+
+
+def loaded_after(mods: list[str]) -> dict:
+    "Import `mods` in a fresh interpreter; which of `EXECUTION` (and pandas) it loaded, and the seconds the imports took."
+    code = ("import importlib, json, sys, time\nt = time.perf_counter()\n"
+            f"for m in {mods!r}: importlib.import_module(m)\n"
+            "dt = time.perf_counter() - t\n"
+            f"print(json.dumps({{'loaded': sorted(m for m in {EXECUTION + ('pandas',)!r} if m in sys.modules), 'seconds': dt}}))")
+    res = subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def test_notebooks_found():
+    nbs = sorted(grid_notebooks(ROOT))
+    assert {'nbs/quickstart.ipynb', 'nbs/recogs/summary.ipynb', 'nbs/cocoa/eval.ipynb'} <= {str(p.relative_to(ROOT)) for p in nbs}
+    assert all(p.exists() for p in nbs), [p for p in nbs if not p.exists()]
+    assert 'cogen_lib.results' in cogen_imports(ROOT/'nbs'/'quickstart.ipynb')
+
+
+def test_paper_notebooks_do_not_load_the_executor():
+    mods = sorted(set().union(*(cogen_imports(nb) for nb in grid_notebooks(ROOT))))
+    assert 'cogen_lib.results' in mods and 'cogen_lib.runner' not in mods, mods
+    got = loaded_after(mods)
+    assert not set(got['loaded']) & set(EXECUTION), f"importing {mods} loads {got['loaded']}"
+
+
+def test_the_probe_sees_the_executor():
+    # the same probe on the runner, which executes notebooks (papermill itself it imports when it runs one): it must see
+    # the kernel machinery loaded, or the test above proves nothing
+    assert {'nbclient', 'jupyter_client'} <= set(loaded_after(['cogen_lib.runner'])['loaded'])
+
+
+def test_results_imports_light_and_fast():
+    runs = [loaded_after(['cogen_lib.results']) for _ in range(3)]
+    assert runs[0]['loaded'] == [], runs[0]['loaded']        # no papermill, nbclient, jupyter_client, nor pandas
+    best = min(r['seconds'] for r in runs)
+    times = ', '.join(f"{r['seconds']:.3f}" for r in runs)
+    print(f"import cogen_lib.results: {times} s (best {best:.3f} s)")
+    assert best < 0.5, f"import cogen_lib.results took {best:.2f} s at best of 3 fresh interpreters (goal < 0.5 s)"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 from .core import CogenError, project_root, stable_hash, sha256_file, atomic_write_text
 from .grid import Run, Grid, RunFiles, load_grid, notebook_hash, library_hash, source_commit
-from .results import Recorder, PROVENANCE_PROFILES, provenance_columns, check_provenance, committed_dir
+from .results import PROVENANCE_PROFILES, provenance_columns, check_provenance, committed_dir
 from .kernel import kernel_args
 
 # %% auto #0

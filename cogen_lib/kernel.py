@@ -62,7 +62,8 @@ def _kernel_loop(log_path: Path) -> asyncio.AbstractEventLoop:
     try: loop = ensure_event_loop()
     finally:
         if main: signal.signal(signal.SIGINT, old if old is not None else signal.SIG_DFL)
-    if loop.get_exception_handler() is None: loop.set_exception_handler(_NOISE.loop_handler)
+    h = loop.get_exception_handler()            # keep a handler someone else installed; replace ours (or a copy's)
+    if h is None or getattr(h, '__qualname__', '') == '_KernelNoise.loop_handler': loop.set_exception_handler(_NOISE.loop_handler)
     if held: raise KeyboardInterrupt
     return loop
 

@@ -53,7 +53,7 @@ expect('2.4', 'letters', 'a7e79f5ab87a80c1', 'which of the three changes who doe
 # 03 SPOR
 expect('3.1', 'ints', '9099321ad70fac43', "a sample becomes a test sample when samples sharing exactly one of its units cover them all; run baseline_cluster on toy + [(D, E)]")
 expect('3.2', 'int', '971fc8ac294d43c0', "len(build_productivity(corpus, 4).test)")
-expect('3.3', 'ints', '33fb13104ebb7ef5', "search(make_problem(load_corpus('e2e')), tries=4, seed=0, workers=1) gives the winning try; split_stats(P, run_try(P, 0, best, 4))['test_samples']")
+expect('3.3', 'ints', 'd1566ef196df9adc', "search(make_problem(load_corpus('e2e')), tries=4, seed=0, workers=1) gives the winning try; split_stats(P, run_try(P, 0, best, 4))['test_samples']")
 expect('3.4', 'bools', 'd025d99255ce3ff8', "look at st['pairs_atom'], st['atoms'] vs st['atoms_comb'], the sizes in p3.visible, and the units of p3.test vs those of p3.invisible")
 
 # 04 GroundCocoa

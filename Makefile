@@ -33,7 +33,7 @@ $(STAMP): requirements.txt setup.py settings.ini
 # (tests/conftest.py says which and why). -rs prints the reason of every skipped test. TEST_WORKERS=0 runs serially.
 TEST_WORKERS ?= 2
 test: $(STAMP) $(CGGC_SAMPLE)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -rs $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup) tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=20 $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup) tests
 
 $(CGGC_SAMPLE): $(STAMP) tests/fixtures/cggc/make_sample.py
 	$(BIN)/python tests/fixtures/cggc/make_sample.py

@@ -13,10 +13,10 @@ import numpy as np
 from .core import CogenError, cache_dir, stable_hash, canonical_json, seed_everything, sha256_file
 
 # %% auto #0
-__all__ = ['WEIGHTS', 'BACKENDS', 'ModelSpec', 'register_weights', 'Generation', 'CallCache', 'call_cache', 'LanguageModel',
-           'check_lm', 'CachedLM', 'register_backend', 'backend_class', 'import_backends', 'accepted_names',
-           'model_spec', 'default_device', 'converted_dir', 'HFLM', 'Embedder', 'OpenAILM', 'load_model', 'load_lm',
-           'load_embedder', 'unload']
+__all__ = ['WEIGHTS', 'BACKENDS', 'MODEL_FILES', 'ModelSpec', 'register_weights', 'Generation', 'CallCache', 'call_cache',
+           'LanguageModel', 'check_lm', 'CachedLM', 'register_backend', 'backend_class', 'import_backends',
+           'check_model_folder', 'accepted_names', 'model_spec', 'default_device', 'converted_dir', 'HFLM', 'Embedder',
+           'OpenAILM', 'load_model', 'load_lm', 'load_embedder', 'unload']
 
 # %% ../nbs/02_models.ipynb #45ebad8c
 @dataclass(frozen=True)
@@ -393,9 +393,21 @@ def _local_kind(p: Path) -> str:
     except (OSError, ValueError): archs = []
     return 'causal-lm' if not archs or any('CausalLM' in a or 'ConditionalGeneration' in a for a in archs) else 'embedder'
 
+# %% ../nbs/02_models.ipynb #a7c0f01d
+MODEL_FILES = ('config.json', 'modules.json', 'sentence_bert_config.json')   # a transformers or sentence-transformers folder
+
+def check_model_folder(p: Path | str, what: str = '') -> Path:
+    "`p`, unless it is a folder holding none of `MODEL_FILES`: then a CogenError (`what` names the option, e.g. '--model')."
+    p = Path(p).expanduser()
+    if p.is_dir() and not any((p/f).is_file() for f in MODEL_FILES):
+        raise CogenError(f"{what + ' ' if what else ''}{p} is a folder without config.json: it holds no model; pass a folder written by "
+                         "save_pretrained, a .gguf file, a registered model name or <prefix>:<model> of a registered backend")
+    return p
+
 # %% ../nbs/02_models.ipynb #72f4c308
 def _local_spec(p: Path, revision: str | None, kind: str | None) -> ModelSpec:
     "The spec of an existing local folder or `.gguf` file `p`."
+    check_model_folder(p)
     k = kind or _local_kind(p)
     if p.is_file():
         if p.suffix != '.gguf': raise CogenError(f"{p} is a file but not a .gguf; pass a model folder, a .gguf file, a hub id or registered weights ({', '.join(WEIGHTS)})")

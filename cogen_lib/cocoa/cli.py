@@ -64,10 +64,8 @@ def eval_cmd(model: str = typer.Option(..., '--model', help='Model registry name
              data: Path = typer.Option(..., '--data', help='A jsonl file written by `cogen cocoa generate`.'),
              limit: Optional[int] = typer.Option(None, '--limit', min=1, help='Evaluate only the first N questions.')):
     "Evaluate a model on a generated set; prints accuracy and the parse-failure rate."
-    m = Path(model).expanduser()
-    if m.is_dir() and not (m/'config.json').is_file():          # checked here: transformers would fail with a ValueError
-        raise CogenError(f"--model {model} is a folder without config.json: it holds no model; pass a folder written by "
-                         "save_pretrained, a .gguf file, a registered model name or openai:<model>")
+    from cogen_lib.models import check_model_folder
+    check_model_folder(model, '--model')                      # before any work: transformers would fail with a ValueError
     try: from cogen_lib.cocoa.evaluate import evaluate_file
     except ModuleNotFoundError as e:
         if e.name != 'cogen_lib.cocoa.evaluate': raise

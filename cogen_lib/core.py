@@ -163,14 +163,16 @@ FILE_MODE = 0o644
 "Permissions of the files cogen writes: owner read/write, everybody else read."
 
 # %% ../nbs/00_core.ipynb #4a8d2ab3
-def atomic_write_text(path: Path | str, text: str) -> Path:
-    "Write `text` to `path` through a temporary file in the same folder and an atomic rename; no partial file is left behind."
+def atomic_write_text(path: Path | str, text: str | bytes) -> Path:
+    """Write `text` (UTF-8; `bytes` as they are) to `path` through a temporary file in the same folder and an atomic
+    rename; no partial file is left behind."""
     import tempfile
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_dir(): raise CogenError(f"{path} is a folder; give a file path to write to")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
+    data = text if isinstance(text, bytes) else text.encode('utf-8')
     try:
-        with os.fdopen(fd, 'w', encoding='utf-8') as f: f.write(text); f.flush(); os.fsync(f.fileno())
+        with os.fdopen(fd, 'wb') as f: f.write(data); f.flush(); os.fsync(f.fileno())
         os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:

@@ -15,7 +15,7 @@ __all__ = ['PROFILES', 'DEFAULT_NAME_KEYS', 'FIGURE_PROFILES', 'Run', 'Grid', 'l
            'library_hash', 'RunFiles', 'git_commit', 'source_commit']
 
 # %% ../nbs/04_grid.ipynb #70742bcb
-PROFILES = ('smoke', 'cpu', 'paper')
+PROFILES = ('smoke', 'cpu', 'long', 'paper')
 
 @dataclass
 class Run:
@@ -138,6 +138,14 @@ class RunFiles:
         return self._named(self.results_dir, f'.{self.slug}.partial.csv')
     @property
     def context(self) -> Path: return RunFiles.context_of(self.partial)
+    @property
+    def items(self) -> Path:
+        "The run's per-item outcomes (`Recorder.save_items`), moved here from `items_of(partial)` with its rows."
+        return self._named(self.results_dir, f'{self.slug}.items.csv.gz')
+    @staticmethod
+    def items_of(results_path: Path | str) -> Path:
+        "Where a notebook writing `results_path` puts its per-item outcomes (not `*.csv`, so never read as result rows)."
+        p = Path(results_path); return p.with_name(p.name.removesuffix('.csv') + '.items.csv.gz')
     @staticmethod
     def context_of(results_path: Path | str) -> Path:
         "The run context beside a notebook's `results_path` (`Recorder.from_run` reads it)."

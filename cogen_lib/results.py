@@ -79,6 +79,19 @@ def from_run(cls: Recorder, results_path: str | Path = '', ns: dict | None = Non
                              + "; declare every grid parameter there and never reassign one (pass a computed value as a keyword of Recorder.from_run)")
     return cls(paper, {**params, **derived}, results_path)
 
+# %% ../nbs/04a_results.ipynb #eb34bae6
+@patch
+def save_items(self: Recorder, df, key: str = 'item') -> Path | None:
+    """Write the run's per-item outcomes `df` (one row per item, unique ids in column `key`) to
+    `RunFiles.items_of(results_path)` as gzip-compressed CSV; returns that path (None when run by hand, without a path)."""
+    import gzip
+    if key not in df.columns: raise CogenError(f"save_items: no id column {key!r} in {list(df.columns)}; pass key= the column naming each item")
+    dup = df[key].duplicated()
+    if dup.any(): raise CogenError(f"save_items: item id {df[key][dup].iloc[0]!r} occurs twice in column {key!r}; ids must name one item each (prefix the split or the condition)")
+    if self.path is None: return None
+    csv = df.to_csv(index=False, lineterminator='\n').encode('utf-8')
+    return atomic_write_text(RunFiles.items_of(self.path), gzip.compress(csv, mtime=0))
+
 # %% ../nbs/04a_results.ipynb #bab43f66
 class SavedFigure(list):
     """The paths `save_figure` wrote (`[png, pdf]`). As the last value of a notebook cell it shows the PNG inline, so an
@@ -134,7 +147,7 @@ def summary_rows(paper: str, results_dir: str | Path = '', runs_file: str | Path
     return read_result_files(Path(results_dir) if results_dir else RunFiles(project_root(), paper).results_dir, paper, slugs)
 
 # %% ../nbs/04a_results.ipynb #ff333a44
-PROVENANCE_PROFILES = ('paper',)
+PROVENANCE_PROFILES = ('long', 'paper')
 "Profiles whose result rows carry `provenance_columns`: their runs need hardware that `make reproduce` lacks, so their rows are committed."
 PROVENANCE_COLUMNS = ('device', 'commit', 'wall_seconds')
 "The columns `provenance_columns` adds to every row of a `PROVENANCE_PROFILES` run."

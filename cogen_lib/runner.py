@@ -66,7 +66,8 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = 
     if not nb.exists(): raise CogenError(f"grid {run.paper}: notebook {nb} does not exist")
     f = RunFiles(out, run.paper, run.slug)
     f.runs_dir.mkdir(parents=True, exist_ok=True); f.results_dir.mkdir(parents=True, exist_ok=True)
-    f.manifest.unlink(missing_ok=True); f.partial.unlink(missing_ok=True)     # a rerun is stale until it succeeds again
+    items = RunFiles.items_of(f.partial)
+    for q in (f.manifest, f.partial, items, f.items): q.unlink(missing_ok=True)   # a rerun is stale until it succeeds again
     man = {**_manifest(run, root, lib_h), 'status': 'running', 'started': time.strftime('%Y-%m-%dT%H:%M:%S'), 'commit': source_commit(root)}
     f.context.write_text(json.dumps({'paper': run.paper, 'profile': run.profile, 'slug': run.slug, 'params': run.params}, indent=1))
     t0 = time.time()
@@ -78,9 +79,10 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = 
         if provenance:
             df = df.assign(**provenance_columns(root, time.time() - t0))
             atomic_write_text(f.partial, df.to_csv(index=False, lineterminator='\n'))
+        if items.exists(): os.replace(items, f.items)
         os.replace(f.partial, f.results)
     except BaseException as e:
-        f.partial.unlink(missing_ok=True)
+        f.partial.unlink(missing_ok=True); items.unlink(missing_ok=True)
         atomic_write_text(f.manifest, json.dumps({**man, 'status': 'failed', 'error': _first_line(e)[:MAX_ERROR_CHARS]}, indent=1))
         raise
     finally: f.context.unlink(missing_ok=True)
@@ -165,7 +167,7 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     if summary and not rep.failed:
         for p in PROVENANCE_PROFILES:
             n = len(list(committed_dir(grid.paper, p, root).glob('*.csv'))) if p != profile else 0
-            if n: log(f"{paper}/{profile}: the summaries also show the {n} committed GPU run(s) in "
+            if n: log(f"{paper}/{profile}: the summaries also show the {n} committed {p!r} run(s) in "
                       f"{committed_dir(grid.paper, p, root).relative_to(root)}/ (read, never retrained)")
         for nb in grid.summaries: run_summary(grid, nb, profile, root, out, [r.slug for r in runs])
     log(f"{paper}/{profile}: {rep}")
@@ -181,7 +183,9 @@ def reuse_committed(grid: Grid, profile: str, runs: list[Run], root: Path, out: 
         if not src.exists(): continue
         df = check_provenance(src)
         f = RunFiles(out, grid.paper, run.slug)
-        if f.results.resolve() != src.resolve(): atomic_write_text(f.results, src.read_text())
+        if f.results.resolve() != src.resolve():
+            atomic_write_text(f.results, src.read_text())
+            if (cdir/f.items.name).exists(): atomic_write_text(f.items, (cdir/f.items.name).read_bytes())   # its per-item outcomes
         atomic_write_text(f.manifest, json.dumps({**_manifest(run, root, lib_h), 'status': 'reused',
                           'committed': str(src.relative_to(root)), 'results_sha256': sha256_file(src),
                           'device': str(df.device.iloc[0]), 'commit': str(df.commit.iloc[0])}, indent=1))
@@ -213,7 +217,10 @@ def import_results(paper: str, src: Path | str, profile: str = 'paper', root: Pa
         check_provenance(f); checked.append(f)
     dest.mkdir(parents=True, exist_ok=True)
     written = []
-    for f in checked: shutil.copyfile(f, dest/f.name); written.append(dest/f.name)
+    for f in checked:
+        shutil.copyfile(f, dest/f.name); written.append(dest/f.name)
+        items = RunFiles(src, grid.paper, f.stem).items                    # per-item outcomes travel with their rows
+        if items.exists(): shutil.copyfile(items, dest/items.name); written.append(dest/items.name)
     return written
 
 # %% ../nbs/04_runner.ipynb #b8bd4318

@@ -11,9 +11,10 @@ from .core import CogenError, project_root, lib_version, atomic_write_text, FILE
 from .grid import RunFiles, source_commit
 
 # %% auto #0
-__all__ = ['RESULT_COLUMNS', 'PROVENANCE_PROFILES', 'PROVENANCE_COLUMNS', 'Recorder', 'notebook_params', 'run_context',
-           'SavedFigure', 'save_figure', 'save_table', 'read_result_files', 'collect_results', 'summary_rows',
-           'provenance_columns', 'committed_dir', 'check_provenance', 'committed_rows']
+__all__ = ['RESULT_COLUMNS', 'VERDICT_COLUMNS', 'PROVENANCE_PROFILES', 'PROVENANCE_COLUMNS', 'Recorder', 'notebook_params',
+           'run_context', 'SavedFigure', 'save_figure', 'SavedTable', 'save_table', 'save_verdicts',
+           'read_result_files', 'collect_results', 'summary_rows', 'provenance_columns', 'committed_dir',
+           'check_provenance', 'committed_rows']
 
 # %% ../nbs/04a_results.ipynb #07e9bbee
 RESULT_COLUMNS = ['paper', 'model', 'split', 'seed', 'metric', 'value', 'n', 'ci_low', 'ci_high', 'lib_version']
@@ -93,33 +94,65 @@ def save_items(self: Recorder, df, key: str = 'item') -> Path | None:
     return atomic_write_text(RunFiles.items_of(self.path), gzip.compress(csv, mtime=0))
 
 # %% ../nbs/04a_results.ipynb #bab43f66
+def _show(obj):
+    "Display `obj` (an IPython display object) when running in an IPython shell or kernel; a no-op in plain Python."
+    try: from IPython import get_ipython
+    except ImportError: return
+    if get_ipython() is not None:
+        from IPython.display import display
+        display(obj)
+
 class SavedFigure(list):
-    """The paths `save_figure` wrote (`[png, pdf]`). As the last value of a notebook cell it shows the PNG inline, so an
-    executed summary carries its figures (and the site shows them), with the paths as its text form."""
-    def _repr_png_(self): return Path(self[0]).read_bytes()
+    "The paths `save_figure` wrote (`[png, pdf]`); `save_figure` has already shown the PNG, so its text form is the paths."
     def __repr__(self): return 'figure saved: ' + ', '.join(str(p) for p in self)
 
 # %% ../nbs/04a_results.ipynb #606fd42c
 def save_figure(fig, out_dir: Path | str, name: str) -> SavedFigure:
-    "Save a matplotlib figure as `<name>.png` and `<name>.pdf` in `out_dir` (mode 0644, no timestamps); displays inline."
+    "Save a matplotlib figure as `<name>.png` and `<name>.pdf` in `out_dir` (mode 0644, no timestamps) and show the PNG."
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     paths = SavedFigure([out/f'{name}.png', out/f'{name}.pdf'])
     fig.savefig(paths[0], dpi=150, bbox_inches='tight', metadata={'Software': None})
     fig.savefig(paths[1], bbox_inches='tight', metadata={'CreationDate': None, 'Creator': None, 'Producer': None})
     for p in paths: os.chmod(p, FILE_MODE)
+    from IPython.display import Image
+    _show(Image(filename=str(paths[0])))
     return paths
 
 # %% ../nbs/04a_results.ipynb #059b86d7
-def save_table(df, out_dir: Path | str, name: str, floatfmt: str = '.1f', caption: str = '') -> list[Path]:
-    "Save the DataFrame `df` as `<name>.md`, `<name>.csv` and `<name>.tex` in `out_dir`; `caption` goes under the Markdown table and into the LaTeX caption."
+class SavedTable(list):
+    "The paths `save_table` wrote (`[md, csv, tex]`); `save_table` has already shown the Markdown, so its text form is the paths."
+    def __repr__(self): return 'table saved: ' + ', '.join(str(p) for p in self)
+
+def save_table(df, out_dir: Path | str, name: str, floatfmt: str = '.1f', caption: str = '') -> SavedTable:
+    """Save the DataFrame `df` as `<name>.md`, `<name>.csv` and `<name>.tex` in `out_dir` (no index column); `caption`
+    goes under the Markdown table and into the LaTeX caption. Shows the Markdown table."""
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    paths = [out/f'{name}.md', out/f'{name}.csv', out/f'{name}.tex']
+    paths = SavedTable([out/f'{name}.md', out/f'{name}.csv', out/f'{name}.tex'])
     md = df.to_markdown(index=False, floatfmt=floatfmt)
     atomic_write_text(paths[0], md + (f'\n\n{caption}\n' if caption else '\n'))
     atomic_write_text(paths[1], df.to_csv(index=False, lineterminator='\n'))
     fmt = lambda x: format(x, floatfmt) if isinstance(x, float) else str(x)
     atomic_write_text(paths[2], df.to_latex(index=False, escape=True, formatters={c: fmt for c in df.columns}, caption=caption or None))
+    from IPython.display import Markdown
+    _show(Markdown(paths[0].read_text()))
     return paths
+
+# %% ../nbs/04a_results.ipynb #db14fc68
+VERDICT_COLUMNS = ('claim', 'paper', 'ours', 'n', 'verdict')
+"The columns of a verdicts table, in order; a row may add more after them (e.g. `test`, `p`, `mde`, `budget`)."
+
+def save_verdicts(rows: list[dict], out_dir: Path | str, caption: str = '') -> SavedTable:
+    """Write `rows` (one dict per claim with `VERDICT_COLUMNS`, text or numbers) as the table `verdicts` in `out_dir`
+    (see `save_table`) and show it. Refuses an empty list, a missing column and an empty verdict."""
+    import pandas as pd
+    if not rows: raise CogenError(f"save_verdicts({out_dir}): no rows; a summary states at least one claim, with verdict 'not run at this budget' if nothing measured it")
+    for i, r in enumerate(rows):
+        miss = [c for c in VERDICT_COLUMNS if c not in r]
+        if miss: raise CogenError(f"save_verdicts({out_dir}): row {i} ({r.get('claim', '?')!r}) lacks {miss}; every row needs {list(VERDICT_COLUMNS)}")
+        if not str(r['verdict']).strip(): raise CogenError(f"save_verdicts({out_dir}): row {i} ({r['claim']!r}) has an empty verdict; say 'not run at this budget' or use metrics.verdict")
+    df = pd.DataFrame(rows)
+    df = df[list(VERDICT_COLUMNS) + [c for c in df.columns if c not in VERDICT_COLUMNS]]
+    return save_table(df, out_dir, 'verdicts', caption=caption or 'Verdicts computed from the rows: one row per claim of the paper.')
 
 # %% ../nbs/04a_results.ipynb #cf215271
 def read_result_files(folder: Path | str, paper: str, slugs: list[str] | None = None):

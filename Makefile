@@ -1,4 +1,5 @@
-# cogen: `make reproduce` regenerates every table and figure; `make test` runs the test suite.
+# cogen: `make reproduce` regenerates every table and figure (from the committed rows where there are some);
+# `make verify` re-executes a sample of the committed rows and compares; `make test` runs the test suite.
 # Both create .venv and install everything on first use (measured: 2 min 44 s from a fresh clone on a quiet machine, 17 minutes once on a heavily shared one; later runs reuse it).
 SHELL := /bin/bash
 PYTHON ?= python3.11
@@ -11,7 +12,7 @@ CGGC_SAMPLE := tests/fixtures/cggc/conceptnet5_sample.csv
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install test smoke reproduce data site lab browser clean-runs
+.PHONY: install test smoke reproduce verify data site lab browser clean-runs
 
 install: $(STAMP)
 
@@ -45,6 +46,17 @@ data: $(STAMP)
 reproduce: data
 	$(BIN)/cogen run all --profile cpu
 	$(BIN)/cogen site
+
+# Re-execute a sample of the committed rows (results/<paper>/<profile>/) and compare: VERIFY_RUNS runs per paper and
+# profile, drawn with VERIFY_SEED; every difference listed, exit status 1 on any; each outcome in VERIFIED.json beside
+# the rows. A `long` run takes as long as it took to make (ReCOGS: about half an hour each on this CPU).
+VERIFY_PROFILES ?= cpu long
+VERIFY_RUNS ?= 1
+VERIFY_SEED ?= 0
+verify: data
+	status=0; for p in $(VERIFY_PROFILES); do \
+	  if ls results/*/$$p/*.csv >/dev/null 2>&1; then $(BIN)/cogen verify all --profile $$p --runs $(VERIFY_RUNS) --seed $(VERIFY_SEED) || status=1; \
+	  else echo "verify: no committed $$p rows"; fi; done; exit $$status
 
 # The first five minutes: one small run of two papers (smoke profile: never touches figures/), then the site with the
 # course (`make site` adds every library notebook, executed once).

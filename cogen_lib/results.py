@@ -11,10 +11,11 @@ from .core import CogenError, project_root, lib_version, atomic_write_text, FILE
 from .grid import RunFiles, source_commit
 
 # %% auto #0
-__all__ = ['RESULT_COLUMNS', 'VERDICT_COLUMNS', 'PROVENANCE_PROFILES', 'PROVENANCE_COLUMNS', 'Recorder', 'notebook_params',
-           'run_context', 'SavedFigure', 'save_figure', 'SavedTable', 'save_table', 'save_verdicts',
+__all__ = ['RESULT_COLUMNS', 'VERDICT_COLUMNS', 'PROVENANCE_PROFILES', 'PROVENANCE_COLUMNS', 'THREADS_COLUMN',
+           'VERIFY_IGNORED_COLUMNS', 'VOLATILE_SUFFIXES', 'VOLATILE_NAMES', 'VERIFY_RULE', 'Recorder',
+           'notebook_params', 'run_context', 'SavedFigure', 'save_figure', 'SavedTable', 'save_table', 'save_verdicts',
            'read_result_files', 'collect_results', 'summary_rows', 'provenance_columns', 'committed_dir',
-           'check_provenance', 'committed_rows']
+           'check_provenance', 'committed_rows', 'volatile', 'compare_rows', 'compare_items']
 
 # %% ../nbs/04a_results.ipynb #07e9bbee
 RESULT_COLUMNS = ['paper', 'model', 'split', 'seed', 'metric', 'value', 'n', 'ci_low', 'ci_high', 'lib_version']
@@ -180,10 +181,12 @@ def summary_rows(paper: str, results_dir: str | Path = '', runs_file: str | Path
     return read_result_files(Path(results_dir) if results_dir else RunFiles(project_root(), paper).results_dir, paper, slugs)
 
 # %% ../nbs/04a_results.ipynb #ff333a44
-PROVENANCE_PROFILES = ('long', 'paper')
-"Profiles whose result rows carry `provenance_columns`: their runs need hardware that `make reproduce` lacks, so their rows are committed."
+PROVENANCE_PROFILES = ('cpu', 'long', 'paper')
+"Profiles whose result rows carry `provenance_columns` and are committed (every profile but `smoke`): their runs take minutes to hours, or a GPU."
 PROVENANCE_COLUMNS = ('device', 'commit', 'wall_seconds')
 "The columns `provenance_columns` adds to every row of a `PROVENANCE_PROFILES` run."
+THREADS_COLUMN = 'torch_threads'
+"The provenance column of a run with a `threads` parameter: the torch threads it computed with."
 
 def _device() -> str:
     "The GPU(s) this machine offers (from `nvidia-smi`, without importing torch), else the CPU."
@@ -196,16 +199,24 @@ def _device() -> str:
     return f"cpu ({platform.machine()}, {os.cpu_count()} cores)"
 
 # %% ../nbs/04a_results.ipynb #77a25d29
-def provenance_columns(root: Path, wall_seconds: float) -> dict:
-    "Where and from what a run's rows came: `device`, `commit` (`source_commit` of `root`) and the run's `wall_seconds`."
-    return dict(zip(PROVENANCE_COLUMNS, (_device(), source_commit(root), round(float(wall_seconds), 1))))
+def provenance_columns(root: Path, wall_seconds: float, threads: int | None = None) -> dict:
+    """Where and from what a run's rows came: `device`, `commit` (`source_commit` of `root`) and the run's `wall_seconds`;
+    given the run's `threads` parameter, also `THREADS_COLUMN`: that number, or for 0 (torch's default) the number of
+    threads torch picks in this environment, which the run's kernel inherits."""
+    cols = dict(zip(PROVENANCE_COLUMNS, (_device(), source_commit(root), round(float(wall_seconds), 1))))
+    if threads is not None:
+        if int(threads) > 0: cols[THREADS_COLUMN] = int(threads)
+        else:
+            import torch
+            cols[THREADS_COLUMN] = int(torch.get_num_threads())
+    return cols
 
 # %% ../nbs/04a_results.ipynb #54c299ed
 def committed_dir(paper: str, profile: str = 'paper', root: Path | str | None = None) -> Path:
     "`results/<paper>/<profile>/` under the project `root`: the committed result files of `profile`, one of `PROVENANCE_PROFILES`."
     if profile not in PROVENANCE_PROFILES:
-        raise CogenError(f"profile {profile!r}: only the rows of {PROVENANCE_PROFILES} runs are committed (their runs need a GPU); "
-                         f"rerun a {profile!r} run instead")
+        raise CogenError(f"profile {profile!r}: its rows are not committed, only those of {list(PROVENANCE_PROFILES)} are "
+                         f"(a {profile!r} run takes seconds: run it again)")
     return RunFiles(root or project_root(), paper).results_dir/profile
 
 # %% ../nbs/04a_results.ipynb #6101688a
@@ -219,7 +230,7 @@ def check_provenance(path: Path | str):
     for c in PROVENANCE_COLUMNS:
         if c not in df.columns:
             raise CogenError(f"result file {path}: no {c!r} column, so it does not say where it was computed; only rows of a "
-                             f"`cogen run <paper> --profile paper` run carry provenance (device, commit, wall_seconds)")
+                             f"`cogen run <paper> --profile {'|'.join(PROVENANCE_PROFILES)}` run carry provenance (device, commit, wall_seconds)")
         bad = df[c].isna() | (df[c].astype(str).str.strip() == '')
         if c == 'wall_seconds': bad |= ~(pd.to_numeric(df[c], errors='coerce') > 0)
         if bad.any(): raise CogenError(f"result file {path}: row {int(bad.idxmax()) + 2} has {c}={df[c][bad].iloc[0]!r}; every row needs one")
@@ -227,8 +238,84 @@ def check_provenance(path: Path | str):
 
 # %% ../nbs/04a_results.ipynb #649dc00f
 def committed_rows(paper: str, profile: str = 'paper', root: Path | str | None = None):
-    "Every committed row of `paper`'s `profile` runs (`committed_dir`), with a `slug` column; an empty frame when none are committed."
+    """Every committed row of `paper`'s `profile` runs (`committed_dir`), with a `slug` column and a `profile` column
+    saying which profile they are (a summary shows them beside its own); an empty frame when none are committed."""
     import pandas as pd
     d = committed_dir(paper, profile, root)
-    if not any(d.glob('*.csv')): return pd.DataFrame(columns=RESULT_COLUMNS + list(PROVENANCE_COLUMNS) + ['slug'])
-    return read_result_files(d, paper)
+    if not any(d.glob('*.csv')): return pd.DataFrame(columns=RESULT_COLUMNS + list(PROVENANCE_COLUMNS) + ['slug', 'profile'])
+    return read_result_files(d, paper).assign(profile=profile)
+
+# %% ../nbs/04a_results.ipynb #5e1f0a02
+VERIFY_IGNORED_COLUMNS = (*PROVENANCE_COLUMNS, THREADS_COLUMN, 'lib_version', 'slug', 'profile')
+"Columns that `compare_rows` never compares: where, when and by which version the rows were made, not what they say."
+VOLATILE_SUFFIXES = ('seconds', '_per_s', '_per_second')
+VOLATILE_NAMES = ('epochs_run_this_call', 'model_calls', 'cache_hits', 'cached', 'new_tokens', 'prompt_tokens', 'batches')
+VERIFY_RULE = (f"not compared: the provenance columns ({', '.join(VERIFY_IGNORED_COLUMNS)}) and the metrics and columns that "
+               f"measure time or the state of the caches (names ending in {', '.join(VOLATILE_SUFFIXES)}; "
+               f"{', '.join(VOLATILE_NAMES)}); everything else must be identical")
+"What a verification leaves out, in words: `cogen verify` prints it and VERIFIED.json records it."
+
+def volatile(name) -> bool:
+    "Does the metric or column `name` measure time or the state of the caches, so that two runs of one computation may differ in it?"
+    return isinstance(name, str) and (name.endswith(VOLATILE_SUFFIXES) or name in VOLATILE_NAMES)
+
+# %% ../nbs/04a_results.ipynb #5e1f0a05
+def _plain(v):
+    "A cell value as strict JSON holds it: `None` for a missing value (NaN), the text of an infinite float, else a Python bool, int, float or str."
+    import numpy as np
+    if isinstance(v, np.generic): v = v.item()
+    if v is None or (isinstance(v, float) and v != v): return None
+    if isinstance(v, float) and v in (float('inf'), float('-inf')): return str(v)
+    return v
+
+# %% ../nbs/04a_results.ipynb #5e1f0a08
+def compare_rows(committed, new, slug: str = '') -> list[dict]:
+    """The differences between a run's `committed` rows and the `new` rows of its re-execution (frames read from their
+    result files), leaving out what `VERIFY_RULE` says: one dict per differing cell with `slug`, `file` ('rows'),
+    `metric`, `row` (its split and category), `index` (its place among the metric's rows), `column`, `committed` and
+    `new`; a row on one side only has column '(row)'. An empty list: identical."""
+    def prep(df):
+        if 'metric' not in df.columns: raise CogenError(f"run {slug}: rows without a 'metric' column, so not a result file")
+        df = df[[c for c in df.columns if c not in VERIFY_IGNORED_COLUMNS and not volatile(c)]]
+        df = df[~df.metric.map(volatile)].reset_index(drop=True)
+        return df.assign(_k=df.groupby('metric', sort=False).cumcount()).set_index(['metric', '_k'])
+    a, b = prep(committed), prep(new)
+    cols, out = list(dict.fromkeys([*a.columns, *b.columns])), []
+    for key in dict.fromkeys([*a.index, *b.index]):
+        ra, rb = (a.loc[key] if key in a.index else None), (b.loc[key] if key in b.index else None)
+        r = ra if ra is not None else rb
+        row = ', '.join(f"{c}={_plain(r[c])}" for c in ('split', 'category') if c in r.index and _plain(r[c]) not in (None, ''))
+        base = dict(slug=slug, file='rows', metric=str(key[0]), row=row, index=int(key[1]))
+        if ra is None or rb is None:
+            out.append({**base, 'column': '(row)', 'committed': 'present' if ra is not None else 'absent',
+                        'new': 'present' if rb is not None else 'absent'})
+            continue
+        for c in cols:
+            va, vb = (_plain(ra[c]) if c in ra.index else None), (_plain(rb[c]) if c in rb.index else None)
+            if va != vb: out.append({**base, 'column': c, 'committed': va, 'new': vb})
+    return out
+
+# %% ../nbs/04a_results.ipynb #5e1f0a0b
+def compare_items(committed: Path | str, new: Path | str, slug: str = '') -> list[dict]:
+    """The differences between two per-item files of a run (`Recorder.save_items`: its committed one and that of its
+    re-execution), leaving out the volatile columns of `VERIFY_RULE`; dicts as `compare_rows` gives, with `file`
+    'items' and `row` naming the item by its id column (`item`, else the first column). Items are matched by position."""
+    import pandas as pd
+    read = lambda p: pd.read_csv(p, keep_default_na=False, na_values=[''])
+    a, b = read(committed), read(new)
+    key = 'item' if 'item' in a.columns else a.columns[0]
+    name = lambda df, i: f"{key}={_plain(df[key].iloc[i])}" if key in df.columns else f"item {i + 1}"
+    a, b = a[[c for c in a.columns if not volatile(c)]], b[[c for c in b.columns if not volatile(c)]]
+    base = dict(slug=slug, file='items', metric='')
+    out = []
+    if list(a.columns) != list(b.columns):
+        out.append({**base, 'row': '', 'index': 0, 'column': '(columns)', 'committed': ', '.join(a.columns), 'new': ', '.join(b.columns)})
+    n = min(len(a), len(b))
+    for c in (c for c in a.columns if c in b.columns):
+        x, y = a[c].iloc[:n].reset_index(drop=True), b[c].iloc[:n].reset_index(drop=True)
+        for i in (~((x == y) | (x.isna() & y.isna()))).to_numpy().nonzero()[0]:
+            out.append({**base, 'row': name(a, i), 'index': int(i), 'column': c, 'committed': _plain(x[i]), 'new': _plain(y[i])})
+    for i in range(n, max(len(a), len(b))):
+        out.append({**base, 'row': name(a if i < len(a) else b, i), 'index': i, 'column': '(row)',
+                    'committed': 'present' if i < len(a) else 'absent', 'new': 'present' if i < len(b) else 'absent'})
+    return sorted(out, key=lambda d: (d['index'], d['column']))

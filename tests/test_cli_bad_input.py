@@ -28,6 +28,23 @@ CASES = [
     ('run-out-under-file', ['run', 'quickstart', '--out', '{text}/sub'], 1, '{text} is a file, so nothing can be created under it', 'cogen_lib.runner:run_grid'),
     ('run-out-sys', ['run', 'quickstart', '--out', '{sys}'], 1, '--out {sys}: cannot create files in /sys', 'cogen_lib.runner:run_grid'),
     ('run-workers-0', ['run', 'quickstart', '--workers', '0'], 2, "'--workers'", 'cogen_lib.runner:run_grid'),
+    # cogen run --set / --model: checked against the run notebook's parameters cell and the forms of model name, before anything runs
+    ('run-set-unknown', ['run', 'quickstart', '--set', 'no_such_key=1'], 1, "--set no_such_key: quickstart's runs have no parameter 'no_such_key'; nbs/quickstart.ipynb declares (name: type = default): model: str = 'smollm2-135m', n_examples: int = 4", 'cogen_lib.runner:run_grid'),
+    ('run-set-type', ['run', 'quickstart', '--set', 'n_examples=abc'], 1, "--set n_examples=abc: 'abc' is not an int; nbs/quickstart.ipynb declares (name: type = default): model: str = 'smollm2-135m', n_examples: int = 4", 'cogen_lib.runner:run_grid'),
+    ('run-set-float', ['run', 'quickstart', '--set', 'seed=1.5'], 1, "--set seed=1.5: '1.5' is not an int", 'cogen_lib.runner:run_grid'),
+    ('run-set-no-value', ['run', 'quickstart', '--set', 'n_examples'], 1, "--set 'n_examples': expected key=value", 'cogen_lib.runner:run_grid'),
+    ('run-set-model', ['run', 'quickstart', '--set', 'model=x'], 1, 'use --model NAME', 'cogen_lib.runner:run_grid'),
+    ('run-set-results-path', ['run', 'quickstart', '--set', 'results_path=x.csv'], 1, '--set results_path: the runner sets it', 'cogen_lib.runner:run_grid'),
+    ('run-model-hub-missing', ['run', 'quickstart', '--model', 'no/such-model'], 1, "and the hub is offline (HF_HUB_OFFLINE=1): download it first, or use registered weights (", 'cogen_lib.runner:run_grid'),
+    ('run-model-unknown', ['run', 'quickstart', '--model', 'nosuchmodel'], 1, "--model nosuchmodel: unknown model 'nosuchmodel': use registered weights (", 'cogen_lib.runner:run_grid'),
+    ('run-model-empty-folder', ['run', 'quickstart', '--model', '{dir}'], 1, 'is a folder without config.json: it holds no model', 'cogen_lib.runner:run_grid'),
+    ('run-model-recogs', ['run', 'recogs', '--model', 'gemma3-270m'], 1, 'recogs trains its models from scratch, so its `model` parameter chooses an architecture (lstm, transformer)', 'cogen_lib.runner:run_grid'),
+    ('run-all-set-unknown', ['run', 'all', '--set', 'no_such_key=1'], 1, 'run all: the changes apply to no paper', 'cogen_lib.runner:run_grid'),
+    # cogen verify
+    ('verify-smoke', ['verify', 'quickstart', '--profile', 'smoke'], 1, "profile 'smoke': its rows are not committed", 'cogen_lib.runner:verify_committed'),
+    ('verify-nothing-committed', ['verify', 'quickstart', '--profile', 'long'], 1, 'no committed rows in results/quickstart/long/', 'cogen_lib.runner:execute_run'),
+    ('verify-runs-0', ['verify', 'quickstart', '--profile', 'long', '--runs', '0'], 2, "'--runs'", 'cogen_lib.runner:verify_committed'),
+    ('verify-out-file', ['verify', 'quickstart', '--profile', 'long', '--out', '{text}'], 1, '--out {text} is a file; give a folder', 'cogen_lib.runner:verify_committed'),
     ('site-out-missing', ['site', '--out', '{missing}'], 1, '--out {missing} is not a folder', 'cogen_lib.site:build_site'),
     ('site-out-file', ['site', '--out', '{text}'], 1, '--out {text} is not a folder', 'cogen_lib.site:build_site'),
     ('data-fetch-unknown', ['data', 'fetch', 'no-such-source'], 1, 'no-such-source', None),
@@ -171,7 +188,8 @@ def test_write_failure_is_one_line(paths, monkeypatch):
     (['cggc', 'evaluate', '--pred', '{bin}'], '--pred {bin} line 1: not UTF-8 text'),
     (['recogs', 'convert', '--variant', 'cogs', '--split', 'dev', '--out', '{sys}/x.tsv'], 'cannot create files in /sys'),
     (['cocoa', 'eval', '--model', '{dir}', '--data', '{text}'], 'holds no model'),
-], ids=['spor-build', 'cggc-evaluate', 'recogs-convert', 'cocoa-eval'])
+    (['run', 'quickstart', '--model', 'no/such-model'], 'use registered weights'),
+], ids=['spor-build', 'cggc-evaluate', 'recogs-convert', 'cocoa-eval', 'run-model'])
 def test_real_process(paths, args, msg):
     "The installed `cogen` executable prints the same single line and no traceback."
     r = subprocess.run([str(COGEN), *[fill(a, paths) for a in args]], capture_output=True, text=True, timeout=120,

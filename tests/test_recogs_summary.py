@@ -1,40 +1,185 @@
-"The ReCOGS summary puts the committed rows of GPU runs (results/recogs/paper/) beside a profile's own, or says there are none."
-import os
-import shutil
+"""The ReCOGS summary end to end: on synthetic runs (fake result rows and per-item outcomes, written by the library's
+`Recorder` with the run notebook's parameters and metrics) its verdicts, Tables 4 and 6, Figure 5 and the paired
+contrasts come out with the right numbers, words and budgets; on the smoke run it shows committed GPU rows beside its own."""
+import ast, json, os, time
 from pathlib import Path
+import numpy as np
 import pandas as pd
 import pytest
-from cogen_lib.grid import load_grid
-from cogen_lib.runner import run_grid, run_summary
+from scipy import stats
+from cogen_lib.results import Recorder, committed_dir
 
-pytestmark = pytest.mark.skipif(not os.environ.get('COGEN_MIRROR') and not (Path.home()/'.cache'/'cogen').exists(),
-                                reason='needs the COGS data (COGEN_MIRROR)')
+NB = 'nbs/recogs/summary.ipynb'
+GEN_CATS = ['active_to_passive', 'cp_recursion', 'do_dative_to_pp_dative', 'obj_omitted_transitive_to_transitive', 'obj_pp_to_subj_pp',
+            'obj_to_subj_common', 'obj_to_subj_proper', 'only_seen_as_transitive_subj_as_unacc_subj',
+            'only_seen_as_unacc_subj_as_obj_omitted_transitive_subj', 'only_seen_as_unacc_subj_as_unerg_subj', 'passive_to_active',
+            'pp_dative_to_do_dative', 'pp_recursion', 'prim_to_inf_arg', 'prim_to_obj_common', 'prim_to_obj_proper', 'prim_to_subj_common',
+            'prim_to_subj_proper', 'subj_to_obj_common', 'subj_to_obj_proper', 'unacc_to_transitive']   # the 21 COGS gen categories
+# true success rates of the fake models, per variant: lexical categories, then the structural ones (0 on COGS's Obj PP)
+RATE = {'cogs': dict(lex=0.45, obj_pp_to_subj_pp=0.0, cp_recursion=0.01, pp_recursion=0.05),
+        'recogs-pos': dict(lex=0.65, obj_pp_to_subj_pp=0.0, cp_recursion=0.50, pp_recursion=0.05),
+        'recogs-v2': dict(lex=0.55, obj_pp_to_subj_pp=0.05, cp_recursion=0.20, pp_recursion=0.02)}
+PER_CAT, PER_SPLIT = 200, 100     # gen rows per category, dev and test rows
 
+
+def run_params(root: Path) -> dict:
+    "The parameters of the run notebook (nbs/recogs/experiment.ipynb), with their defaults: what every result row carries."
+    nb = json.loads((root/'nbs/recogs/experiment.ipynb').read_text())
+    src = next(''.join(c['source']) for c in nb['cells'] if 'parameters' in c['metadata'].get('tags', []))
+    return {n.target.id: ast.literal_eval(n.value) for n in ast.parse(src).body if isinstance(n, ast.AnnAssign)}
+
+
+def fake_run(folder: Path, root: Path, variant: str, seed: int, provenance: bool = False) -> pd.DataFrame:
+    """Write one synthetic run of the `long` budget (its rows `<slug>.csv` and items `<slug>.items.csv.gz`) into `folder`
+    as the run notebook writes them (same parameters, metrics and columns); returns its items."""
+    params = {**run_params(root), 'variant': variant, 'model': 'transformer', 'seed': seed, 'epochs': 17, 'train_limit': 0,
+              'eval_limit': 0, 'max_len': 512, 'hidden': 128, 'lr': 0.001, 'batch_size': 64, 'chunks': 4}
+    params.pop('results_path', None)
+    rng = np.random.default_rng([seed, ['cogs', 'recogs-pos', 'recogs-v2'].index(variant)])
+    items = []
+    for split, n in (('dev', PER_SPLIT), ('test', PER_SPLIT)):
+        items.append(pd.DataFrame({'item': [f'{split}:{i}' for i in range(n)], 'split': split, 'type': 'in_distribution',
+                                   'em': (rng.random(n) < 0.95).astype(int)}))
+    for k, cat in enumerate(GEN_CATS):
+        p = RATE[variant].get(cat, RATE[variant]['lex'])
+        items.append(pd.DataFrame({'item': [f'gen:{k * PER_CAT + i}' for i in range(PER_CAT)], 'split': 'gen', 'type': cat,
+                                   'em': (rng.random(PER_CAT) < p).astype(int)}))
+    items = pd.concat(items, ignore_index=True)
+    if variant == 'cogs': items['sem'] = items.em | (rng.random(len(items)) < 0.02)     # SEM >= exact match
+    else: items['sem'], items['em'] = items.em, 0                                       # renamed variables: no exact match
+    items['prediction'] = 'a fake LF'
+    items = items[['item', 'split', 'type', 'prediction', 'em', 'sem']].astype({'sem': int})
+    slug = f"variant={variant}_model=transformer_seed={seed}-fake0001"
+    rec = Recorder('recogs', params, folder/f'{slug}.csv')
+    for split, df in items.groupby('split', sort=True):
+        for cat, g in [('', df), *(df.groupby('type', sort=True) if split == 'gen' else [])]:
+            for metric, col in (('exact_match', 'em'), ('sem', 'sem')):
+                lo, hi = stats.binomtest(int(g[col].sum()), len(g)).proportion_ci(method='wilson')
+                rec.add(metric, g[col].mean(), n=len(g), ci_low=lo, ci_high=hi, split=split, category=cat)
+        for m, v in (('sem_parse_errors', 0), ('src_unk_rate', 0.0), ('tgt_unk_rate', 0.001), ('decode_seconds', 0.01 * len(df))):
+            rec.add(m, v, n=len(df), split=split, category='')
+    for m, v in dict(train_epochs=17, train_rows=24155, train_seconds=1300.0, train_examples_per_s=316.0, n_params=1258000,
+                     final_train_loss=0.01, epochs_run_this_call=17).items():
+        rec.add(m, v, n=24155, split='train', category='')
+    folder.mkdir(parents=True, exist_ok=True)
+    rec.save_items(items)
+    df = rec.save()
+    if provenance:   # a committed run carries where it ran
+        df.assign(device='cpu (x86_64, 2 cores)', commit='abc1234def', wall_seconds=2400.0).to_csv(folder/f'{slug}.csv', index=False)
+    return items
+
+
+def execute_summary(root: Path, results: Path, figures: Path, profile: str, committed: Path, log: Path):
+    import papermill as pm
+    from cogen_lib.kernel import kernel_args
+    pm.execute_notebook(str(root/NB), str(figures.parent/'summary.ipynb'), cwd=str(root), kernel_name='python3', language='python',
+                        progress_bar=False, parameters=dict(results_dir=str(results), runs_file='', figures_dir=str(figures),
+                                                            profile=profile, committed_root=str(committed)), **kernel_args(log))
+
+
+def test_summary_on_synthetic_runs(tmp_path, root):
+    "3 seeds x COGS, ReCOGS_pos, ReCOGS in the profile; one seed of COGS and ReCOGS_pos committed in `long`; no `paper` rows."
+    t0 = time.perf_counter()
+    own, proj = tmp_path/'results', tmp_path/'proj'
+    items = {(v, s): fake_run(own, root, v, s) for v in RATE for s in (0, 1, 2)}
+    long_dir = committed_dir('recogs', 'long', proj)
+    for v in ('cogs', 'recogs-pos'): fake_run(long_dir, root, v, 0, provenance=True)
+    figs = tmp_path/'figures'
+    execute_summary(root, own, figs, 'cpu', proj, tmp_path/'kernel.log')
+    read = lambda name: pd.read_csv(figs/f'{name}.csv', keep_default_na=False)
+    for f in ('verdicts', 'table4_token_removal', 'table6_structural', 'fig5_recogs', 'contrasts', 'contrasts_per_seed', 'budget'):
+        assert (figs/f'{f}.md').exists(), f
+    for f in ('fig5_recogs', 'fig4_concat'): assert (figs/f'{f}.png').stat().st_size > 10_000, f
+
+    # Table 4: our COGS overall = mean over the 3 seeds [t interval], computed here from the items
+    per_seed = np.array([100 * items['cogs', s].query("split == 'gen'").em.mean() for s in (0, 1, 2)])
+    h = stats.t.ppf(0.975, 2) * per_seed.std(ddof=1) / np.sqrt(3)
+    t4 = read('table4_token_removal')
+    cogs = t4[(t4.model == 'transformer') & (t4.variant == 'COGS')].set_index('source')
+    assert cogs.loc['ours: cpu', 'Gen overall'] == f"{per_seed.mean():.1f} [{per_seed.mean() - h:.1f}, {per_seed.mean() + h:.1f}]"
+    assert cogs.loc['ours: cpu', 'seeds x rows per category'] == '3 seeds x 200 rows'
+    assert cogs.loc['ours: cpu', 'interval'] == 't over 3 seeds'
+    assert cogs.loc['ours: long (committed)', 'interval'] == 'one seed: Wilson over its rows'
+    assert '(one seed)' in cogs.loc['ours: long (committed)', 'seeds x rows per category']
+    assert 'cpu (x86_64, 2 cores), commit abc1234def' in cogs.loc['ours: long (committed)', 'budget']
+    assert cogs.loc['paper (Wu et al. 2023)', 'Gen overall'] == '81.3 [80.7, 81.9]'
+    assert '17 epochs x 24,155 train rows' in cogs.loc['ours: cpu', 'budget'] and 'seeds 0, 1, 2' in cogs.loc['ours: cpu', 'budget']
+    tr1 = t4[(t4.model == 'transformer') & (t4.variant == '+ Token Removal {x _}')]
+    assert list(tr1.source) == ['paper (Wu et al. 2023)', 'ours'] and tr1.budget.iloc[1].startswith('not run at this budget')
+
+    # Table 6: COGS Obj PP -> Subj PP is 0 in every seed: no zero-width interval, the pooled rows' Wilson interval instead
+    t6 = read('table6_structural')
+    c6 = t6[(t6.model == 'transformer') & (t6.variant == 'COGS') & (t6.source == 'ours: cpu')].iloc[0]
+    hi = 100 * stats.binomtest(0, 600).proportion_ci(method='wilson').high
+    assert c6['Obj PP -> Subj PP'] == f"0.0 [0.0, {hi:.1f}]" and c6['interval'] == '3 seeds all equal: Wilson over their 600 rows'
+
+    # Figure 5: ReCOGS's row is there for every source; the committed long profile did not run it
+    f5 = read('fig5_recogs')
+    rc = f5[f5.variant == 'ReCOGS (recogs-v2) (SEM)'].set_index('source')
+    assert rc.loc['ours: long (committed)', 'budget'] == 'not run at this budget (ours: long (committed))'
+    assert rc.loc['ours: cpu', 'Gen overall'] != '—' and rc.loc['paper (Wu et al. 2023), text', 'Obj PP -> Subj PP'] == '4.5'
+
+    # contrasts: one per seed and gen category + overall, paired on all 4,200 gen rows; the over-seeds effect = mean of the seeds'
+    ps = read('contrasts_per_seed')
+    assert len(ps) == (3 * 3 + 1) * 22 and (ps[ps.category == 'Gen overall']['paired rows'] == 21 * PER_CAT).all()
+    assert (ps['unpaired gen rows'] == 0).all()
+    con = read('contrasts')
+    pos = con[(con.source == 'ours: cpu') & (con.contrast.str.startswith('transformer ReCOGS_pos (SEM) - transformer COGS'))
+              & (con.category == 'Gen overall')].iloc[0]
+    diffs = [100 * (items['recogs-pos', s].query("split == 'gen'")['sem'].mean() - items['cogs', s].query("split == 'gen'").em.mean()) for s in (0, 1, 2)]
+    assert abs(pos['A - B (points)'] - np.mean(diffs)) < 1e-9 and pos.seeds == 3
+
+    # verdicts: every claim for both sources, words from the rows
+    v = read('verdicts').set_index(['claim', 'source'])
+    assert len(v) == 9 * 2
+    r = v.loc[('ReCOGS_pos > COGS on gen overall (Transformer)', 'ours: cpu')]
+    assert r.verdict == 'reproduced' and r.n == '3 seeds x 4,200 paired gen rows' and r.ours.startswith(f"{np.mean(diffs):+.1f} points [")
+    assert r.paper.endswith('86.2 vs 81.4 = +4.8 points') and 'paired t over 3 seeds' in r.test
+    r = v.loc[('ReCOGS_pos > COGS on gen overall (Transformer)', 'ours: long (committed)')]
+    assert r.verdict == 'reproduced' and r.n.endswith('(one seed)') and r.test.startswith('McNemar (exact)')
+    assert v.loc[('ReCOGS < ReCOGS_pos on gen overall (Transformer)', 'ours: cpu')].verdict == 'reproduced'
+    assert v.loc[('ReCOGS < COGS on gen overall (Transformer): "more challenging"', 'ours: cpu')].verdict == 'opposite'   # the fake ReCOGS is easier
+    assert v.loc[('ReCOGS < COGS on gen overall (Transformer): "more challenging"', 'ours: long (committed)')].verdict.startswith('not run at this budget')
+    assert v.loc[('Obj PP -> Subj PP stays near 0 on COGS (Transformer, exact match)', 'ours: cpu')].verdict.startswith('reproduced')
+    assert v.loc[('Obj PP -> Subj PP stays near 0 on COGS (Transformer, exact match)', 'ours: long (committed)')].verdict.startswith('reproduced')
+    assert v.loc[('LSTM > Transformer on ReCOGS Obj PP -> Subj PP (SEM)', 'ours: cpu')].verdict.startswith('not run at this budget')
+    md = (figs/'verdicts.md').read_text()
+    assert md.startswith('| claim ') and 'ours: long (committed)' in md
+    print(f"synthetic summary: {time.perf_counter() - t0:.1f} s")
+
+
+@pytest.mark.skipif(not os.environ.get('COGEN_MIRROR') and not (Path.home()/'.cache'/'cogen'/'data'/'cogs').exists(),
+                    reason='needs the COGS data (COGEN_MIRROR)')
 def test_summary_shows_committed_gpu_rows(tmp_path, root, monkeypatch):
+    "The smoke run's summary: no committed rows says 'one source'; a committed paper run appears as its own source, with its device."
+    from cogen_lib.grid import load_grid
+    from cogen_lib.runner import run_grid, run_summary
     monkeypatch.setenv('COGEN_CACHE', str(tmp_path/'cache'))
     out = tmp_path/'out'
     rep = run_grid('recogs', 'smoke', root=root, out=out, summary=False, log=lambda s: None)
     assert rep.ran and not rep.failed
     grid = load_grid('recogs', root)
     t4 = lambda: pd.read_csv(out/'runs'/'recogs'/'figures-smoke'/'table4_token_removal.csv', keep_default_na=False)
-
-    # no committed GPU rows: the tables say so, in every row
-    empty = tmp_path/'empty'; (empty/'results'/'recogs'/'paper').mkdir(parents=True)
     slugs = [r.slug for r in grid.runs('smoke')]
-    summ = lambda proj: run_summary(grid, 'nbs/recogs/summary.ipynb', 'smoke', root, out, slugs, extra={'committed_root': str(proj)})
-    summ(empty)
-    col = 'ours on GPU: model, data, budget, device'
-    assert t4()[col].str.startswith('not run yet: no GPU rows committed').all()
+    summ = lambda proj: run_summary(grid, NB, 'smoke', root, out, slugs, extra={'committed_root': str(proj)})
 
-    # one committed "GPU" run (the smoke run's rows with provenance columns, as a paper-profile run would carry)
-    proj = tmp_path/'proj'; (proj/'results'/'recogs'/'paper').mkdir(parents=True)
+    empty = tmp_path/'empty'; (empty/'results'/'recogs'/'paper').mkdir(parents=True)
+    summ(empty)
+    assert set(t4().source) == {'paper (Wu et al. 2023)', 'ours: smoke', 'ours'}
+
+    # one committed "GPU" run (the smoke run's rows and items with provenance columns, as a paper-profile run would carry)
+    proj = tmp_path/'proj'; cdir = committed_dir('recogs', 'paper', proj); cdir.mkdir(parents=True)
     df = pd.read_csv(out/'results'/'recogs'/f'{slugs[0]}.csv', keep_default_na=False, na_values=[''])
-    df = df.assign(device='NVIDIA H100 80GB HBM3', commit='abc1234', wall_seconds=61.5)
-    df.to_csv(proj/'results'/'recogs'/'paper'/f'{slugs[0]}-gpu.csv', index=False)
+    df.assign(device='NVIDIA H100 80GB HBM3', commit='abc1234', wall_seconds=61.5).to_csv(cdir/f'{slugs[0]}-gpu.csv', index=False)
+    (cdir/f'{slugs[0]}-gpu.items.csv.gz').write_bytes((out/'results'/'recogs'/f'{slugs[0]}.items.csv.gz').read_bytes())
     summ(proj)
     t = t4()
-    cogs = t[(t.model == 'transformer') & (t.variant == 'COGS')].iloc[0]
-    assert 'NVIDIA H100 80GB HBM3' in cogs[col] and 'commit abc1234' in cogs[col], cogs[col]
-    assert cogs['Overall (ours, GPU)'] == cogs['Overall (ours)'] != '—'         # the same rows give the same numbers
-    other = t[(t.model == 'lstm') & (t.variant == 'COGS')].iloc[0]
-    assert other[col] == 'not among the committed GPU runs' and other['Overall (ours, GPU)'] == '—'
+    cogs = t[(t.model == 'transformer') & (t.variant == 'COGS')].set_index('source')
+    gpu = cogs.loc['ours: paper (committed)']
+    assert 'NVIDIA H100 80GB HBM3' in gpu.budget and 'commit abc1234' in gpu.budget, gpu.budget
+    assert gpu['Gen overall'] == cogs.loc['ours: smoke', 'Gen overall'] != '—'         # the same rows give the same numbers
+    assert gpu.interval == 'one seed: Wilson over its rows'
+    lstm = t[(t.model == 'lstm') & (t.variant == 'COGS')]
+    assert lstm.source.tolist() == ['paper (Wu et al. 2023)', 'ours'] and lstm.budget.iloc[1].startswith('not run at this budget')
+    v = pd.read_csv(out/'runs'/'recogs'/'figures-smoke'/'verdicts.csv', keep_default_na=False)
+    assert set(v.source) == {'ours: smoke', 'ours: paper (committed)'} and (v.verdict != '').all()

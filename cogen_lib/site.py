@@ -4,17 +4,18 @@
 
 # %% ../nbs/06_site.ipynb #39cbaab5
 from __future__ import annotations
-import io, json, os, re, shutil, subprocess, tempfile, time, warnings
+import hashlib, io, json, os, re, shutil, subprocess, tempfile, time, warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 import nbformat, yaml
 from .core import CogenError, project_root, lib_version, stable_hash
-from .grid import DEFAULT_NAME_KEYS, RunFiles, load_grid, notebook_hash, library_hash, source_commit
+from .grid import DEFAULT_NAME_KEYS, FIGURE_PROFILES, RunFiles, list_papers, load_grid, notebook_hash, library_hash, source_commit
 
 # %% auto #0
 __all__ = ['SITE_CONF', 'PaperInfo', 'paper_info', 'run_title', 'run_titles', 'clean_notebook', 'data_checksums',
-           'provenance_line', 'add_provenance', 'grid_notebooks', 'library_notebooks', 'execute_library', 'Page',
-           'write_page', 'build_site']
+           'provenance_line', 'add_provenance', 'fold_code', 'grid_notebooks', 'library_notebooks', 'execute_library',
+           'Page', 'write_page', 'rows_notebook', 'read_verified', 'verified_line', 'committed_status',
+           'verdicts_section', 'saved_figures', 'page_images', 'page_problems', 'check_site', 'build_site']
 
 # %% ../nbs/06_site.ipynb #c780dd42
 @dataclass
@@ -62,6 +63,7 @@ def run_titles(param_list: list[dict], keys: list | tuple = DEFAULT_NAME_KEYS) -
 _DIRECTIVE = re.compile(r'^[ \t]*#\|.*(?:\n|$)', re.M)
 _FRONT = re.compile(r'^- [a-z_]+: *(?:true|false|[0-9.]+)? *(?:\n|$)', re.M)
 _ABS_OUT = re.compile(r"(['\"])/[^'\"\n]*?/((?:runs|results|figures)/[^'\"\n]*['\"])")   # '/home/u/cogen/runs/x' -> 'runs/x'
+_ABS_SAVED = re.compile(r"(?<![\w.~-])/[^\s,'\"()\[\]]*?/((?:runs|results|figures)/[^\s,'\"()\[\]]+)")   # figure saved: /home/u/cogen/runs/x.png -> runs/x.png
 _WIDGET = 'application/vnd.jupyter.widget-view+json'
 
 def _keep_output(o) -> bool:
@@ -71,8 +73,10 @@ def _keep_output(o) -> bool:
 # %% ../nbs/06_site.ipynb #730120cd
 def clean_notebook(nb) -> nbformat.NotebookNode:
     """A copy of `nb` for reading: no nbdev directives or hidden cells, no front-matter bullets, no stderr or widget outputs,
-    and the output folders in papermill's injected parameters relative (`runs/...`, not the absolute path of one machine)."""
+    and the output folders in papermill's injected parameters and in the printed paths of saved figures and tables
+    (`figure saved: ...`) relative (`runs/...`, not the absolute path of one machine)."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    rel = lambda t: _ABS_SAVED.sub(r'\1', t) if ' saved: ' in t else t
     cells = []
     for c in nb.cells:
         if c.cell_type == 'code':
@@ -81,6 +85,9 @@ def clean_notebook(nb) -> nbformat.NotebookNode:
             if 'injected-parameters' in c.get('metadata', {}).get('tags', []): c.source = _ABS_OUT.sub(r'\1\2', c.source)
             if not c.source.strip(): continue
             c.outputs = [o for o in c.get('outputs', []) if _keep_output(o)]
+            for o in c.outputs:
+                if o.get('output_type') == 'stream': o['text'] = rel(''.join(o.get('text', '')))
+                elif 'text/plain' in o.get('data', {}): o['data']['text/plain'] = rel(''.join(o['data']['text/plain']))
         elif c.cell_type == 'markdown': c.source = re.sub(r'\n{3,}', '\n\n', _FRONT.sub('', c.source)).strip('\n')
         cells.append(c)
     nb.cells = cells
@@ -105,9 +112,12 @@ def provenance_line(notebook: str, params: dict, commit: str, data: str) -> str:
     return f"<small>Provenance: `{notebook}` · parameters: {ps} · commit `{commit}` · cogen_lib {lib_version()} · data sha256: {data}</small>"
 
 # %% ../nbs/06_site.ipynb #71b5c492
+_MD_TABLE = re.compile(r'^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$', re.M)    # the rule under a pipe table's header
+
 def _is_artifact(o) -> bool:
     d = o.get('data', {})
-    return 'image/png' in d or 'image/svg+xml' in d or '<table' in str(d.get('text/html', ''))
+    return ('image/png' in d or 'image/svg+xml' in d or '<table' in str(d.get('text/html', ''))
+            or bool(_MD_TABLE.search(str(d.get('text/markdown', '')))))
 
 # %% ../nbs/06_site.ipynb #e22aea75
 def add_provenance(nb, line: str) -> int:
@@ -118,6 +128,24 @@ def add_provenance(nb, line: str) -> int:
         if c.cell_type == 'code' and any(_is_artifact(o) for o in c.get('outputs', [])):
             cells.append(nbformat.v4.new_markdown_cell(line)); n += 1
     nb.cells = cells
+    return n
+
+# %% ../nbs/06_site.ipynb #fff6b405
+def fold_code(nb) -> int:
+    """Fold the code of `nb`: each run of code cells in which only the last one shows anything becomes one cell (one
+    "Show code" line over the code that made an output), tagged `hide-input` (its source folded on the page, its outputs
+    shown). Returns how many cells it tagged."""
+    cells = []
+    for c in nb.cells:
+        last = cells[-1] if cells else None
+        if c.cell_type == 'code' and last is not None and last.cell_type == 'code' and not last.get('outputs'):
+            last.source = last.source.rstrip('\n') + '\n\n' + c.source; last.outputs = c.get('outputs', []); continue
+        cells.append(c)
+    nb.cells, n = cells, 0
+    for c in nb.cells:
+        if c.cell_type != 'code': continue
+        tags = c.setdefault('metadata', {}).setdefault('tags', [])
+        if 'hide-input' not in tags: tags.append('hide-input'); n += 1
     return n
 
 # %% ../nbs/06_site.ipynb #253fb452
@@ -200,8 +228,10 @@ class Page:
     group: str
 
 # %% ../nbs/06_site.ipynb #4ed5369f
-def write_page(nb, docname: str, title: str, header: list[str], prov: str | None, src: Path, group: str, drop_h1: bool = False) -> Page:
-    "Clean `nb`, title it (`drop_h1`: the title replaces the notebook's own first heading), add provenance lines, write `src/<docname>.ipynb`."
+def write_page(nb, docname: str, title: str, header: list[str], prov: str | None, src: Path, group: str, drop_h1: bool = False,
+               fold: bool = False) -> Page:
+    """Clean `nb`, title it (`drop_h1`: the title replaces the notebook's own first heading), add provenance lines, fold
+    its code (`fold`: `fold_code`, for summaries and runs), write `src/<docname>.ipynb`."""
     nb = clean_notebook(nb)
     if header is not None:
         if drop_h1:
@@ -209,6 +239,7 @@ def write_page(nb, docname: str, title: str, header: list[str], prov: str | None
             if c is not None: c.source = re.sub(r'^# .+(\n|$)', '', c.source, count=1, flags=re.M).strip('\n')
         _demote(nb); nb.cells.insert(0, _header(title, header))
     if prov: add_provenance(nb, prov)
+    if fold: fold_code(nb)
     nb.metadata.pop('papermill', None)
     nb.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}
     nb.metadata['language_info'] = {'name': 'python', 'pygments_lexer': 'ipython3'}   # nbdev_clean strips it; the highlighter needs it
@@ -224,6 +255,9 @@ extensions = ['myst_nb']
 nb_execution_mode = 'off'              # render the stored outputs; never re-execute
 nb_output_stderr = 'remove'
 nb_merge_streams = True
+nb_code_prompt_show = 'Show code'      # the line over a folded (hide-input) code cell
+nb_code_prompt_hide = 'Hide code'
+nb_render_markdown_format = 'gfm'      # Markdown outputs (save_table's tables) as GitHub Markdown: pipe tables, no $ math
 myst_enable_extensions = ['dollarmath', 'html_image']
 html_theme = 'sphinx_book_theme'
 html_title = 'cogen analyses'
@@ -246,9 +280,33 @@ def _toc(caption: str, pages: list[Page]) -> str:
 def _links(pages: list[Page]) -> str:
     return '\n'.join(f"- {{doc}}`{p.title.replace('<', '(').replace('>', ')').replace('`', '')} <{p.docname}>`" for p in pages)
 
+# %% ../nbs/06_site.ipynb #38dc7825
+def _md_text(text: str) -> str:
+    "Markdown written by `save_table` (or by hand) made safe to embed in a page: `$` escaped (the site renders `$...$` as math), headings one level down."
+    return re.sub(r'^(#{1,5}) ', r'#\1 ', text.replace('$', '\\$'), flags=re.M).strip('\n')
+
+# %% ../nbs/06_site.ipynb #536046d5
+def rows_notebook(man: dict, rows: Path | str, limit: int = 200) -> nbformat.NotebookNode:
+    """The page of a run that `cogen run` did not execute here but reused (manifest `man` with `committed`): where its rows
+    came from, then the rows copied to `rows` (the first `limit`)."""
+    import pandas as pd
+    rows = Path(rows); paper = man.get('paper', '<paper>'); profile = man.get('profile', '<profile>')
+    cells = [f"# Committed rows\n\nNot executed here: `cogen run` used the rows committed in `{man.get('committed', '?')}` "
+             f"(computed on {man.get('device', 'an unrecorded device')} at commit `{man.get('commit', '?')}`; sha256 "
+             f"`{str(man.get('results_sha256', '?'))[:12]}`). `cogen verify {paper} --profile {profile}` re-executes a sample "
+             f"of the committed runs and compares their rows with these."]
+    if not rows.exists(): cells.append(f"Its rows file `{rows.name}` is not here.")
+    else:
+        df = pd.read_csv(rows, keep_default_na=False, na_values=[''])
+        df = df.map(lambda v: v.replace('|', '\\|') if isinstance(v, str) else v)   # a | in a value would end its cell
+        cells.append(f"{len(df)} row(s)" + (f", the first {limit} shown" if len(df) > limit else '') + ':\n\n'
+                     + _md_text(df.head(limit).to_markdown(index=False, floatfmt='.4g')))
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(c) for c in cells])
+
 # %% ../nbs/06_site.ipynb #cb2bdab5
 def _run_pages(out: Path, paper: str, info: PaperInfo, src: Path, commit: str) -> list[Page]:
-    "Pages of one paper's executed notebooks under `out` (`RunFiles.runs_dir`): its summaries, then its runs, named by its `name_keys`."
+    """Pages of one paper's executed notebooks under `out` (`RunFiles.runs_dir`): its summaries, then its runs, named by its
+    `name_keys`; a run reused from committed rows, with no notebook here, gets `rows_notebook`."""
     pdir = RunFiles(out, paper).runs_dir
     data = data_checksums(info.data)
     pages = []
@@ -261,12 +319,18 @@ def _run_pages(out: Path, paper: str, info: PaperInfo, src: Path, commit: str) -
         src_nb = man.get('notebook', 'the summary notebook')
         hdr = [f"Executed summary `{src_nb}` over the runs of profile `{profile}`; commit `{man.get('commit', commit)}`, cogen_lib {lib_version()}."]
         pages.append(write_page(nb, f"{paper}/{nbp.stem}", f"{first} ({profile})", hdr,
-                                provenance_line(src_nb, {'profile': profile}, man.get('commit', commit), data), src, paper, drop_h1=True))
+                                provenance_line(src_nb, {'profile': profile}, man.get('commit', commit), data), src, paper, drop_h1=True, fold=True))
+    stems = {p.stem for p in pdir.glob('*.ipynb') if not p.name.startswith('summary-')}
+    for mp in pdir.glob('*.json'):                       # runs reused from committed rows: a manifest, no notebook
+        if mp.name.startswith('summary-') or mp.name.endswith('.slugs.json') or mp.stem in stems: continue
+        try: m = json.loads(mp.read_text())
+        except json.JSONDecodeError as e: raise CogenError(f"{mp}: not a readable run manifest ({e}); delete it and run `cogen run {paper}` again") from None
+        if isinstance(m, dict) and m.get('committed'): stems.add(mp.stem)
     runs = []
-    for nbp in sorted(p for p in pdir.glob('*.ipynb') if not p.name.startswith('summary-')):
-        mp = RunFiles(out, paper, nbp.stem).manifest
+    for stem in sorted(stems):
+        mp = RunFiles(out, paper, stem).manifest
         man = json.loads(mp.read_text()) if mp.exists() else {}
-        runs.append((nbp, man))
+        runs.append((pdir/f'{stem}.ipynb', man))
     titles = run_titles([m.get('params', {}) for _, m in runs], info.name_keys)
     for (nbp, man), t in zip(runs, titles):
         params = man.get('params', {})
@@ -275,18 +339,145 @@ def _run_pages(out: Path, paper: str, info: PaperInfo, src: Path, commit: str) -
                + (f" in {man['seconds']} s" if 'seconds' in man else '') + (f": {man['error']}" if man.get('error') else '') + '.',
                'Parameters: ' + (', '.join(f"`{k}={v}`" for k, v in params.items()) or 'defaults') + '.',
                f"Commit `{man.get('commit', commit)}`, library hash `{man.get('library_hash', '?')}`; run id `{nbp.stem}`."]
-        pages.append(write_page(nbformat.read(nbp, as_version=4), f"{paper}/{nbp.stem}", t + ('' if status == 'ok' else f' ({status})'), hdr,
-                                provenance_line(man.get('notebook', '?'), params, man.get('commit', commit), data), src, paper))
+        if man.get('committed'): hdr.insert(1, f"Rows committed in `{man['committed']}`, computed on {man.get('device', 'an unrecorded device')}; not rerun here.")
+        nb = nbformat.read(nbp, as_version=4) if nbp.exists() else rows_notebook(man, RunFiles(out, paper, nbp.stem).results)
+        pages.append(write_page(nb, f"{paper}/{nbp.stem}", t + ('' if status == 'ok' else f' ({status})'), hdr,
+                                provenance_line(man.get('notebook', '?'), params, man.get('commit', commit), data), src, paper,
+                                drop_h1=not nbp.exists(), fold=True))
     return pages
 
+# %% ../nbs/06_site.ipynb #a861761e
+def read_verified(path: Path | str) -> dict | None:
+    "The record `cogen verify` left in `path` (`results/<paper>/<profile>/VERIFIED.json`), or None when there is none."
+    path = Path(path)
+    if not path.exists(): return None
+    again = f"run `cogen verify {path.parents[1].name} --profile {path.parent.name}` again to rewrite it"
+    try: d = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e: raise CogenError(f"{path}: not valid JSON ({e}); {again}") from None
+    if not isinstance(d, dict): raise CogenError(f"{path}: holds a JSON {type(d).__name__}, not an object with when, commit, device, runs, ok, differences; {again}")
+    return d
+
+# %% ../nbs/06_site.ipynb #80c84ce0
+def verified_line(paper: str, profile: str, n_runs: int, rec: dict | None) -> str:
+    "One Markdown line on a committed profile: its `n_runs` runs, then when, on what and with what outcome `cogen verify` last re-executed some (`rec`, from `read_verified`)."
+    from datetime import datetime, timezone
+    head = f"`{profile}` ({n_runs} committed run{'s' if n_runs != 1 else ''}): "
+    if rec is None: return head + f"never verified (`cogen verify {paper} --profile {profile}` re-executes a sample and compares the rows)."
+    when = str(rec.get('when', 'at an unrecorded time'))
+    try:
+        t = datetime.fromisoformat(when)
+        when = (t.astimezone(timezone.utc) if t.tzinfo else t).strftime('%Y-%m-%d %H:%M') + (' UTC' if t.tzinfo else '')
+    except ValueError: pass
+    runs = rec.get('runs') or []; runs = [runs] if isinstance(runs, str) else list(runs)
+    diffs = rec.get('differences') or []; diffs = [diffs] if isinstance(diffs, str) else list(diffs)
+    ok = rec.get('ok')
+    outcome = ('**identical rows**' if ok is True and not diffs else
+               f"**{len(diffs)} difference{'s' if len(diffs) != 1 else ''}** (" + '; '.join(str(x)[:160] for x in diffs[:3]) + (', ...' if len(diffs) > 3 else '') + ')' if diffs else
+               '**failed**' if ok is False else 'outcome not recorded')
+    return head + (f"last verified {when} on {rec.get('device', 'an unrecorded device')} at commit `{str(rec.get('commit', '?'))[:12]}`, "
+                   f"re-executing {len(runs)} run{'s' if len(runs) != 1 else ''}: {outcome}.")
+
+# %% ../nbs/06_site.ipynb #0b586e54
+def committed_status(paper: str, root: Path | str | None = None) -> list[str]:
+    "`verified_line` of each committed profile of `paper` under `root` (a folder `results/<paper>/<profile>/` with result files or a `VERIFIED.json`), in name order."
+    d = RunFiles(Path(root) if root else project_root(), paper).results_dir
+    profs = sorted(p for p in d.iterdir() if p.is_dir() and p.name[:1] not in '._' and (any(p.glob('*.csv')) or (p/'VERIFIED.json').exists())) if d.is_dir() else []
+    return [verified_line(paper, p.name, len(list(p.glob('*.csv'))), read_verified(p/'VERIFIED.json')) for p in profs]
+
+# %% ../nbs/06_site.ipynb #e8a115fb
+def verdicts_section(paper: str, title: str, root: Path | str | None = None) -> str:
+    """The front page's section on `paper` (headed `title`): its verdicts table (`figures/<paper>/verdicts.md` under `root`)
+    or a line saying it is missing, then `committed_status`."""
+    root = Path(root) if root else project_root()
+    f = root/'figures'/paper/'verdicts.md'
+    body = ([f"From `figures/{paper}/verdicts.md`:", _md_text(f.read_text())] if f.exists() else
+            [f"**No verdicts yet**: `figures/{paper}/verdicts.md` is missing (its summary writes it with `save_verdicts`; "
+             f"`cogen run {paper} --profile {FIGURE_PROFILES[0]}` runs the summary)."])
+    st = committed_status(paper, root)
+    body.append('Committed rows:' + ''.join(f"\n- {l}" for l in st) if st else f"Committed rows: none under `results/{paper}/`.")
+    return f"### {title}\n\n" + '\n\n'.join(body) + '\n'
+
+# %% ../nbs/06_site.ipynb #60018aa0
+_SAVED = re.compile(r'figure saved: ([^,\n]+?\.png)(?=,|\s|\)|\]|$)')
+
+def saved_figures(nb, figures_dir: Path | str | None = None) -> list[Path]:
+    """The PNG files the executed notebook `nb` wrote: those its outputs name (`figure saved: ...png`) and those in
+    `figures_dir` (default: its papermill parameter `figures_dir`) modified while it ran (papermill's start and end times)."""
+    from datetime import datetime, timezone
+    pm = nb.metadata.get('papermill', {}) or {}
+    fd = figures_dir or (pm.get('parameters') or {}).get('figures_dir')
+    fdir = Path(fd) if fd else None
+    found = []
+    for c in nb.cells:
+        for o in (c.get('outputs', []) if c.cell_type == 'code' else []):
+            text = o.get('text', '') if o.get('output_type') == 'stream' else o.get('data', {}).get('text/plain', '')
+            for s in _SAVED.findall(''.join(text) if isinstance(text, list) else str(text)):
+                p = Path(s.strip())
+                found.append(fdir/p.name if fdir and not p.exists() and (fdir/p.name).exists() else p)
+    if fdir and fdir.is_dir() and pm.get('start_time') and pm.get('end_time'):
+        ts = lambda s: (t if (t := datetime.fromisoformat(s)).tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
+        t0, t1 = ts(pm['start_time']), ts(pm['end_time'])
+        found += [p for p in sorted(fdir.glob('*.png')) if t0 <= p.stat().st_mtime <= t1]
+    return list(dict.fromkeys(found))
+
+# %% ../nbs/06_site.ipynb #100188c4
+_IMG = re.compile(r'<img\b[^>]*?\bsrc="([^"]+)"', re.I)
+
+def page_images(html_path: Path | str) -> dict[str, str]:
+    "The images the page `html_path` shows: sha256 of each one's bytes (a file beside the page or a `data:` URI) -> its `src`."
+    import base64, html
+    from urllib.parse import unquote
+    page, out = Path(html_path), {}
+    for src in _IMG.findall(page.read_text(encoding='utf-8')):
+        src = html.unescape(src)
+        if src.startswith('data:'):
+            head, _, data = src.partition(',')
+            b = base64.b64decode(data) if head.endswith(';base64') else unquote(data).encode()
+        elif '://' in src: continue
+        elif (f := page.parent/unquote(src.split('#')[0].split('?')[0])).is_file(): b = f.read_bytes()
+        else: continue
+        out.setdefault(hashlib.sha256(b).hexdigest(), src)
+    return out
+
+# %% ../nbs/06_site.ipynb #bfe11960
+_OUT_TEXT = re.compile(r'<div class="output (?:text_plain|stream)[^"]*">\s*<div class="highlight"><pre>(.*?)</pre>', re.S)
+_TUPLE = re.compile(r'^\s*[(\[].*?(?:\b(?:figure|table) saved: |PosixPath\(|<IPython\.core\.display\.)', re.S)
+
+def page_problems(html_path: Path | str, nb, figures_dir: Path | str | None = None) -> list[str]:
+    """What the page `html_path` loses of the executed notebook `nb` it was built from: each PNG of `saved_figures` that it
+    does not show (compared by content), each text output that is a Python tuple or list of saved files or display objects."""
+    import html
+    shown, out = page_images(html_path), []
+    for p in saved_figures(nb, figures_dir):
+        if not p.is_file(): out.append(f"{p.name}: named by the notebook as saved, but {p} does not exist")
+        elif hashlib.sha256(p.read_bytes()).hexdigest() not in shown: out.append(f"{p.name}: saved by the notebook, not shown on the page")
+    for t in _OUT_TEXT.findall(Path(html_path).read_text(encoding='utf-8')):
+        t = html.unescape(re.sub(r'<[^>]+>', '', t))
+        if _TUPLE.match(t): out.append(f"an output prints as a Python {'list' if t.lstrip()[0] == '[' else 'tuple'}: {' '.join(t.split())[:120]}")
+    return out
+
+# %% ../nbs/06_site.ipynb #8d062c9b
+def check_site(index: Path | str, out: Path | str | None = None) -> list[str]:
+    "`page_problems` of every page built from an executed notebook under `out/runs/` (default: the project), summaries and runs, as `<page>: <problem>` lines."
+    out = Path(out) if out else project_root(); site, probs = Path(index).parent, []
+    for paper in RunFiles.papers(out):
+        for nbp in sorted(RunFiles(out, paper).runs_dir.glob('*.ipynb')):
+            page = site/paper/f'{nbp.stem}.html'
+            if not page.exists(): probs.append(f"{paper}/{nbp.stem}: no page"); continue
+            probs += [f"{paper}/{page.name}: {p}" for p in page_problems(page, nbformat.read(nbp, as_version=4))]
+    return probs
+
 # %% ../nbs/06_site.ipynb #c52e1698
-def build_site(out: Path | str | None = None, dest: Path | str | None = None, library: str | bool | list = 'all', quiet: bool = True) -> Path:
+def build_site(out: Path | str | None = None, dest: Path | str | None = None, library: str | bool | list = 'all', quiet: bool = True,
+               committed_root: Path | str | None = None) -> Path:
     """Build the site from `out/runs/` (default: the project) into `dest` (default `out/_site`); returns its index.html.
-    `library`: which library notebooks to render too: 'all' (`library_notebooks()`), 'course', 'none', or a list of paths."""
+    `library`: which library notebooks to render too: 'all' (`library_notebooks()`), 'course', 'none', or a list of paths.
+    `committed_root`: the folder whose committed `figures/` and `results/` the front page reads (default: the project)."""
     from sphinx.application import Sphinx
     from sphinx.util.console import nocolor
     nocolor()
     root = project_root(); out = Path(out).resolve() if out else root
+    committed_root = Path(committed_root).resolve() if committed_root else root
     dest = Path(dest).resolve() if dest else out/'_site'
     papers = RunFiles.papers(out)
     if not papers: raise CogenError(f"nothing to render: no executed notebooks under {out}/runs; run `cogen run <paper> --profile smoke` first")
@@ -297,6 +488,8 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
     else: raise CogenError(f"library={library!r}: use 'all', 'course', 'none' or a list of notebook paths")
     papers = sorted(set(papers) | {p.relative_to(root/'nbs').parts[0] for p in libs if p.parent.name != 'course' and p.parent != root/'nbs'})   # a paper with no runs yet still shows its library
     commit = source_commit(root)
+    short = lambda info: info.title.split(':')[0].strip()
+    verdicts = [verdicts_section(p, short(paper_info(p, root)), committed_root) for p in sorted(set(papers) | set(list_papers(root)))]   # read (and refused) before any work
     from tqdm.auto import tqdm
     executed = {p: execute_library(p, root, out) for p in tqdm(libs, desc='site: library notebooks', unit='nb', disable=not libs)}
     with tempfile.TemporaryDirectory(prefix='cogen-site-') as tmp:
@@ -320,9 +513,8 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
                 t = _demote(nbformat.from_dict(json.loads(json.dumps(nb)))) or p.stem
                 pages.append(write_page(nb, f"{paper}/lib-{p.stem}", f"library: {t}", None,
                                         provenance_line(str(p.relative_to(root)), {}, commit, data_checksums(info.data)), src, paper))
-            short = info.title.split(':')[0].strip()
-            desc = (f"*{info.title}*" + (f", {info.authors}" if info.authors else '') + '. ' if info.title != short or info.authors else '') + info.summary
-            groups.append((short, short, desc, pages))
+            desc = (f"*{info.title}*" + (f", {info.authors}" if info.authors else '') + '. ' if info.title != short(info) or info.authors else '') + info.summary
+            groups.append((short(info), short(info), desc, pages))
         core = [p for p in libs if p.parent == root/'nbs']
         if core:
             pages = []
@@ -333,7 +525,16 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
             groups.append(('Library', 'The library, cogen_lib', 'The core modules as literate notebooks: each function with its tests and an example.', pages))
         idx = [f"# cogen analyses\n\nExecuted notebooks of cogen (cogen_lib {lib_version()}, commit `{commit}`). "
                "Each paper lists its summaries (tables and figures beside the paper's numbers) and then its runs, named by "
-               "the parameters that tell them apart. Every figure and table carries a provenance line.\n"]
+               "the parameters that tell them apart; their analysis code is folded under *Show code*. Every figure and table "
+               "carries a provenance line.\n",
+               "## Verdicts\n\nWhat each paper's summary concluded from its rows, one row per claim of the paper: the committed "
+               f"tables `figures/<paper>/verdicts.md`, written by the summaries of the {' and '.join(f'`{p}`' for p in FIGURE_PROFILES)} "
+               "profiles. Under each, the rows committed for the paper (computed elsewhere or over hours) and when `cogen verify` "
+               "last re-executed a sample of them.\n", *verdicts]
+        models = committed_root/'figures'/'models.md'
+        if models.exists():
+            (src/'models.md').write_text(f"# Models\n\n{_md_text(models.read_text())}\n\n<small>From `figures/models.md`.</small>\n")
+            idx.append("## Models\n\nThe models of every paper's runs in one table: {doc}`models`.\n\n```{toctree}\n:hidden:\n\nmodels\n```\n")
         for caption, head, desc, pages in groups:
             idx.append(f"## {head}\n\n{desc}\n\n{_links(pages)}\n\n{_toc(caption, pages)}")
         (src/'index.md').write_text('\n'.join(idx))

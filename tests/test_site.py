@@ -1,20 +1,27 @@
 """The site in a real browser. Smoke runs of two papers (quickstart, GroundCocoa) into a temporary folder, the site built
 from them with one library notebook, then headless Chromium loads every page: every image loads (naturalWidth > 0), every
-internal link resolves, and screenshots of the index and of one summary are written under _site/. A smoke run into the
-project leaves `git status` unchanged (smoke figures go to a scratch folder)."""
-import shutil, subprocess, tempfile, time
+internal link resolves, and screenshots of the index and of one summary are written under _site/. On the same build,
+structurally: every figure a notebook saved is shown on its page and no output prints as a tuple (`check_site`: the
+three summaries, quickstart's and GroundCocoa's summary and walkthrough, and the runs), analysis code is folded on summary
+and run pages and in view on library pages, and the front page has a verdicts section per paper. A smoke run into the
+project leaves the tracked files under figures/ and results/ unchanged (smoke figures go to a scratch folder).
+`COGEN_SITE_ALL_PAPERS=1` adds the same check over the smoke build of every paper (minutes of model runs; not in `make test`)."""
+import os, re, shutil, subprocess, tempfile, time
 from pathlib import Path
 from urllib.parse import urlparse, unquote
-import pytest
+import nbformat, pytest
+from cogen_lib.grid import list_papers
 from cogen_lib.runner import run_grid
-from cogen_lib.site import build_site
+from cogen_lib.site import build_site, check_site, saved_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
          '--disable-sync', '--no-first-run', '--window-size=1280,1600']
 
 def _git_status() -> str:
-    return subprocess.run(['git', '-C', str(ROOT), 'status', '--porcelain'], capture_output=True, text=True, check=True).stdout
+    "The changed tracked files where a run writes (figures/, results/): other edits to the checkout while the test runs are not the run's."
+    return subprocess.run(['git', '-C', str(ROOT), 'status', '--porcelain', '--untracked-files=no', '--', 'figures', 'results'],
+                          capture_output=True, text=True, check=True).stdout
 
 def test_smoke_run_leaves_tree_clean():
     if shutil.which('git') is None or not (ROOT/'.git').exists(): pytest.skip('not a git checkout')
@@ -56,6 +63,31 @@ def test_site_structure(site):
     assert not [t for t in texts if 'model=' in t or '_seed=' in t], "a run is named by its slug"   # readable names, not slugs
     summary = (site.parent/'quickstart'/'summary-smoke.html').read_text()
     assert '<img' in summary and 'Provenance:' in summary and 'skip_exec' not in summary and 'IProgress' not in summary
+    assert 'hide above-input' in summary and 'Show code' in summary            # analysis code folded on summaries and runs
+    assert 'hide above-input' in (site.parent/'cocoa'/'summary-smoke-walkthrough.html').read_text()
+    lib = (site.parent/'library'/'00_core.html').read_text()
+    assert 'cell_input' in lib and 'hide above-input' not in lib               # a library notebook's code in view
+    body = re.sub(r'<[^>]+>', '', html.split('id="verdicts"')[1])
+    for paper in list_papers():                                                # the front page: each paper's verdicts or their absence
+        assert f'figures/{paper}/verdicts.md' in body, paper
+
+def test_every_saved_figure_on_its_page(site):
+    """Every PNG a notebook of the build wrote (named by `figure saved: ...png` in its outputs, or written into its figures
+    folder while it ran) is an image on its page, compared by content; no output on a page is a tuple of saved tables."""
+    out = site.parent.parent
+    summaries = sorted((out/'runs').glob('*/summary-*.ipynb'))
+    saved = {f'{p.parent.name}/{p.stem}': [f.name for f in saved_figures(nbformat.read(p, as_version=4))] for p in summaries}
+    assert len(summaries) >= 3 and all(saved.values()), saved                 # quickstart's summary, GroundCocoa's summary and walkthrough: each saves a figure
+    assert check_site(site, out) == []
+
+@pytest.mark.skipif(not os.environ.get('COGEN_SITE_ALL_PAPERS'), reason='set COGEN_SITE_ALL_PAPERS=1: smoke runs of every paper (minutes)')
+def test_every_paper_figures_on_pages(tmp_path):
+    for paper in list_papers():
+        rep = run_grid(paper, 'smoke', out=tmp_path, log=lambda s: None)
+        assert not rep.failed, (paper, rep)
+    idx = build_site(tmp_path, library='none')
+    assert len(list(tmp_path.glob('runs/*/summary-*.ipynb'))) >= 8
+    assert check_site(idx, tmp_path) == []
 
 def test_site_in_browser(site):
     tmp = Path(tempfile.mkdtemp(prefix='cogen-chromium-'))

@@ -28,7 +28,7 @@ def pytest_configure(config):
 #             exists, with no lock) and its test embedding store.
 SHARED_FILES = {'test_models.py', 'test_cocoa_evaluate.py', 'test_backend_registry.py', 'test_openai_server.py',
                 'test_quickstart.py', 'test_site.py', 'test_course.py', 'test_interrupt.py', 'test_recogs_summary.py',
-                'test_run_model.py', 'test_store.py', 'test_benchmark_export.py'}
+                'test_run_model.py', 'test_store.py', 'test_benchmark_export.py', 'test_quickstart_summary.py'}
 _SHARED_NB = re.compile(r'load_lm|load_model|load_embedder|smollm|gemma|evaluate_file|evaluate_records|finetune|run_grid|'
                         r'cogen run|Recorder\(|save_figure|save_table|figures_dir|results_dir|build_site|checkpoint')
 

@@ -1,0 +1,134 @@
+"""The quickstart summary on synthetic runs (result rows and per-item outcomes written by the library's `Recorder` with
+the run notebook's parameters and metrics): its verdicts, the baselines beside our numbers, the paired tests and the
+token budget come out with the right numbers and words, and no interval has zero width; a run without items is refused."""
+import ast, json, re
+from pathlib import Path
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from cogen_lib.grid import RunFiles
+from cogen_lib.metrics import proportion, clustered_mean, wilson_ci
+from cogen_lib.results import Recorder
+
+NB = 'nbs/quickstart_summary.ipynb'
+CATS = ['active_to_passive', 'cp_recursion', 'obj_to_subj_common', 'pp_recursion', 'prim_to_subj_proper', 'subj_to_obj_proper']
+N = 48          # items per run, as in the cpu profile
+BUDGET = 64
+
+
+def run_params(root: Path) -> dict:
+    "The parameters of the run notebook (nbs/quickstart.ipynb) with their defaults: what every result row carries."
+    nb = json.loads((root/'nbs/quickstart.ipynb').read_text())
+    src = next(''.join(c['source']) for c in nb['cells'] if 'parameters' in c['metadata'].get('tags', []))
+    return {n.target.id: ast.literal_eval(n.value) for n in ast.parse(src).body if isinstance(n, ast.AnnAssign)}
+
+
+def fake_run(folder: Path, root: Path, model: str, seed: int, f1_gain: float, em_rate: float) -> pd.DataFrame:
+    """One synthetic quickstart run of `model` (its rows `<slug>.csv` and items `<slug>.items.csv.gz`, with the metrics of
+    the run notebook): our token F1 is the constant baseline's plus `f1_gain`, our exact match a draw at `em_rate`."""
+    params = {**run_params(root), 'model': model, 'seed': seed, 'n_examples': N, 'max_new_tokens': BUDGET}
+    params.pop('results_path', None)
+    rng = np.random.default_rng([seed, len(model)])
+    gold_tokens = np.where(np.arange(N) % 3 == 0, BUDGET + 10, BUDGET - 20)               # a third of the golds are too long
+    const_f1 = np.clip(rng.normal(0.64, 0.1, N), 0, 1)
+    it = pd.DataFrame({'item': [f'gen:{seed * 1000 + i}' for i in range(N)], 'category': [CATS[i % len(CATS)] for i in range(N)],
+                       'sentence': 'A cat slept .', 'gold': 'cat ( x _ 1 )', 'prediction': 'a fake LF', 'error': '', 'finish_reason': 'length',
+                       'em': (rng.random(N) < em_rate) & (gold_tokens <= BUDGET), 'token_f1': np.clip(const_f1 + f1_gain + rng.normal(0, 0.02, N), 0, 1),
+                       'hit_budget': rng.random(N) < 0.7, 'gold_tokens': gold_tokens, 'truncated': gold_tokens > BUDGET,
+                       'random_lf': 'dog ( x _ 1 )', 'random_lf_em': False, 'random_lf_f1': np.clip(const_f1 - 0.06 + rng.normal(0, 0.1, N), 0, 1),
+                       'constant_lf': 'cake ( x _ 1 )', 'constant_lf_em': False, 'constant_lf_f1': const_f1})
+    it['error'] = None
+    slug = f"model={model}_n_examples={N}_seed={seed}-fake0001"
+    rec = Recorder('quickstart', params, folder/f'{slug}.csv')
+    for prefix, em, f1 in (('', 'em', 'token_f1'), ('random_lf_', 'random_lf_em', 'random_lf_f1'), ('constant_lf_', 'constant_lf_em', 'constant_lf_f1')):
+        p = proportion(it[em].astype(int)); rec.add(f'{prefix}exact_match', p['value'], n=N, ci_low=p['ci_low'], ci_high=p['ci_high'], interval='wilson')
+        c = clustered_mean(it[f1], it.category); rec.add(f'{prefix}token_f1', c['value'], n=N, ci_low=c['ci_low'], ci_high=c['ci_high'], interval='clustered')
+    for m, flags in (('hit_budget', it.hit_budget), ('gold_over_budget', it.truncated)):
+        p = proportion(flags.astype(int)); rec.add(m, p['value'], n=N, ci_low=p['ci_low'], ci_high=p['ci_high'], interval='wilson')
+    v, lo, hi = wilson_ci(7770, 21000); rec.add('gold_over_budget_split', v, n=21000, ci_low=lo, ci_high=hi, interval='wilson')
+    for p, v in ((50, 61), (90, 130), (95, 281), (100, 622)): rec.add(f'gold_tokens_p{p}', v, n=21000, interval='none')
+    rec.add('failed_examples', 0, n=N); rec.add('model_calls', N, n=N)
+    folder.mkdir(parents=True, exist_ok=True)
+    rec.save_items(it); rec.save()
+    return it
+
+
+def execute_summary(root: Path, results: Path, figures: Path, log: Path):
+    import papermill as pm
+    from cogen_lib.kernel import kernel_args
+    pm.execute_notebook(str(root/NB), str(figures.parent/'summary.ipynb'), cwd=str(root), kernel_name='python3', language='python',
+                        progress_bar=False, parameters=dict(results_dir=str(results), runs_file='', figures_dir=str(figures), profile='cpu'),
+                        **kernel_args(log))
+
+
+def zero_width(text: str) -> list[str]:
+    "The intervals `a-b` (or `a to b`) in `text` whose ends are equal."
+    return [m.group(0) for m in re.finditer(r'(-?\d+\.\d)(?:-| to )(-?\d+\.\d)\b', text) if m.group(1) == m.group(2)]
+
+
+def test_zero_width_finder():
+    assert zero_width('| 0.0-0.0 | 1.0-3.8 | 2.5 to 2.5 |') == ['0.0-0.0', '2.5 to 2.5'] and zero_width('0.0-3.8') == []
+
+
+def test_summary_on_synthetic_runs(tmp_path, root):
+    "Two models x 2 seeds: `flat` never matches and sits at the constant baseline; `good` is 15 points above it, with some exact matches."
+    res = tmp_path/'results'
+    items = {(m, s): fake_run(res, root, m, s, gain, em) for m, gain, em in (('flat', 0.0, 0.0), ('good', 0.15, 0.4)) for s in (0, 1)}
+    figs = tmp_path/'figures'
+    execute_summary(root, res, figs, tmp_path/'kernel.log')
+    for f in ('verdicts', 'exact_match', 'baseline_tests', 'budget', 'per_run'):
+        text = (figs/f'{f}.md').read_text()
+        assert not zero_width(text), (f, zero_width(text))
+        assert re.search(r'\|\s*n\s*\|', text.splitlines()[0]), f   # n in every table
+    assert (figs/'exact_match.png').stat().st_size > 10_000
+    read = lambda name: pd.read_csv(figs/f'{name}.csv', keep_default_na=False)
+
+    # every model's numbers sit beside both baselines computed on its items; pooled over 2 seeds, n = 96
+    em = read('exact_match')
+    assert list(em.source) == ['ours', 'baseline (input-blind)', 'baseline (input-blind)'] * 2
+    assert set(em.system) == {'flat', 'good', 'random train LF', 'best constant train LF'} and (em.n == 2 * N).all()
+    flat = em[em['items of'] == 'flat'].set_index('system')
+    hi = 100 * stats.binomtest(0, 2 * N).proportion_ci(method='wilson').high
+    assert flat.loc['flat', 'EM 95% CI (Wilson)'] == f'0.0-{hi:.1f}'                       # 0 of 96: an honest one-sided bound
+    assert flat.loc['flat', 'EM over seeds (95%)'] == '2 seeds all at 0.0: no spread measured'
+    good = pd.concat([items['good', 0], items['good', 1]])
+    assert em.set_index('system').loc['good', 'token F1 (%)'] == pytest.approx(100 * good.token_f1.mean(), abs=0.05)
+    seeds = np.array([items['good', s].em.mean() for s in (0, 1)])
+    h = stats.t.ppf(0.975, 1) * seeds.std(ddof=1) / np.sqrt(2)
+    lo, hi2 = max(0, seeds.mean() - h), min(1, seeds.mean() + h)
+    assert em.set_index('system').loc['good', 'EM over seeds (95%)'] == f"{100 * lo:.1f}-{100 * hi2:.1f} (t, 2 seeds)"
+
+    # the paired tests: against the stronger baseline, with the MDE; flat is not distinguishable, good's F1 is above
+    t = read('baseline_tests').set_index(['model', 'metric'])
+    assert t.loc[('flat', 'token F1'), 'stronger baseline'] == 'best constant train LF'
+    assert t.loc[('flat', 'exact match'), 'verdict'].startswith('not detectable at this n (n=96, minimum detectable effect')
+    assert t.loc[('flat', 'exact match'), 'difference 95% CI'].endswith('(no discordant pair)')
+    assert t.loc[('good', 'token F1'), 'verdict'] == 'above the baseline (p < 0.001)'
+    assert t.loc[('good', 'exact match'), 'verdict'] == 'above the baseline (p < 0.001)'
+    assert 'p = 0.0' not in ' '.join(t['test, p']) and t.loc[('good', 'token F1'), 'test, p'] == 'sign-flip permutation, p < 0.001'
+
+    # the verdicts open the summary: three per model, the budget's one saying what it caps
+    v = read('verdicts')
+    assert list(v.columns[:5]) == ['claim', 'paper', 'ours', 'n', 'verdict'] and len(v) == 6 and (v.n == 2 * N).all()
+    budget_v = v[v.claim.str.contains('fit the budget')]
+    budget_v = budget_v.set_index(budget_v.claim.str.split(':').str[0])
+    share = np.mean([x for s in (0, 1) for x in items['flat', s].truncated])
+    assert budget_v.loc['flat', 'verdict'] == f"truncated: exact match is capped at {100 * (1 - share):.1f}% on these items"
+    assert '37.0% of all 21000 rows of the split' in budget_v.loc['flat', 'ours']
+    nb = json.loads((figs.parent/'summary.ipynb').read_text())
+    first_table = next(i for i, c in enumerate(nb['cells']) if c['cell_type'] == 'code' and re.search(r'save_(table|figure|verdicts)\(', ''.join(c['source'])))
+    assert 'save_verdicts' in ''.join(nb['cells'][first_table]['source'])
+
+    b = read('budget').set_index('model')
+    assert b.loc['flat', 'tokens for 90 / 95 / 100% of the split'] == '130 / 281 / 622'
+    assert b.loc['good', 'EM on items that fit (%)'].endswith(f", n={2 * N - int(share * 2 * N)}")
+
+
+def test_summary_refuses_a_run_without_items(tmp_path, root):
+    import papermill as pm
+    res = tmp_path/'results'
+    fake_run(res, root, 'flat', 0, 0.0, 0.0)
+    p = next(res.glob('*.items.csv.gz')); p.unlink()
+    with pytest.raises(pm.PapermillExecutionError, match='has no per-item outcomes'):
+        execute_summary(root, res, tmp_path/'figures', tmp_path/'kernel.log')

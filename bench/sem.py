@@ -28,7 +28,9 @@ Whole process (what a user waits for, imports included), last: `cogen recogs sco
   - on the recogs set written as TSVs, against a subprocess running the authors' procedure on the same files
     (`python bench/sem.py --authors-file PRED GOLD CAP`, which imports no cogen code); rows whose candidate product
     exceeds --process-cap are skipped by the authors' process only (they are its slowest: the ratio is a lower bound).
-  Wall: median of --repeats runs; CPU: the children's user + system time.
+  Wall: median of --repeats runs; CPU: the children's user + system time. With PYTHONDONTWRITEBYTECODE set (as in some
+  shells here) cogen_lib is compiled from source at every start; --pycache DIR times it byte-compiled, as an installed
+  copy runs (the header line says which).
 """
 import argparse, itertools, math, os, re, sys, time
 from collections import Counter, defaultdict
@@ -95,7 +97,7 @@ from cogen_lib.recogs.lf import parse_lf, render, build_lf, Arg, Conjunct
 
 
 def clear_caches():
-    L._CACHE.clear(); S._BY_TEXT.clear()
+    L._CACHE.clear(); S._BY_TEXT.clear(); S._SLOTS.clear()
 
 
 def rename(s: str, rng, pat=r'x _ (\d+)', fmt='x _ {}') -> str:
@@ -195,36 +197,45 @@ def time_ours(pairs):
     return time.perf_counter() - t, time.process_time() - c, res
 
 
-def run_process(cmd: list[str]) -> tuple[float, float, str]:
+def run_process(cmd: list[str], env=None) -> tuple[float, float, str]:
     "(wall s, CPU s of the child, stdout) of one subprocess."
     import resource, subprocess
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    r = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), r.stdout.strip()
 
 
-def whole_process(df, rec, recogs_pairs, cap: float, repeats: int) -> None:
+def whole_process(df, rec, recogs_pairs, cap: float, repeats: int, pycache: str | None = None) -> None:
     "`cogen recogs score` as a subprocess on COGS gen, and against the authors' procedure as a subprocess."
     import tempfile
     cogen = str(Path(sys.executable).parent/'cogen')
+    env = None
+    if pycache:   # byte-compile cogen_lib once into `pycache` (outside the tree) and read it back, as an installed copy does
+        env = {k: v for k, v in os.environ.items() if k != 'PYTHONDONTWRITEBYTECODE'} | {'PYTHONPYCACHEPREFIX': str(Path(pycache).resolve())}
+    bytecode = ('cached in ' + pycache) if pycache else ('not written (PYTHONDONTWRITEBYTECODE is set: cogen_lib is compiled '
+                                                          'at every start)' if sys.flags.dont_write_bytecode else 'written as Python does')
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
         write = lambda f, lfs: (d/f).write_text(''.join(f'{s}\t{l}\t{t}\n' for s, l, t in zip(df.sentence, lfs, df.category)), encoding='utf-8')
         write('gen.tsv', df.lf); write('gold.tsv', rec); write('pred.tsv', [p for p, _ in recogs_pairs])
-        print(f"\nwhole process, {len(df):,} rows (load average {os.getloadavg()[0]:.1f}; median of {repeats} runs)")
-        ours = {}
+        print(f"\nwhole process, {len(df):,} rows (load average {os.getloadavg()[0]:.1f}; median of {repeats} runs; "
+              f"bytecode {bytecode})")
+        ours, ours_cpu = {}, {}
         for name, pred, gold in (('COGS gen vs itself', 'gen.tsv', 'gen.tsv'), ('recogs renamed', 'pred.tsv', 'gold.tsv')):
-            runs = [run_process([cogen, 'recogs', 'score', '--pred', str(d/pred), '--gold', str(d/gold), '--metric', 'sem']) for _ in range(repeats)]
+            cmd = [cogen, 'recogs', 'score', '--pred', str(d/pred), '--gold', str(d/gold), '--metric', 'sem']
+            if pycache: run_process(cmd, env)   # the first run writes the bytecode
+            runs = [run_process(cmd, env) for _ in range(repeats)]
             w, c = float(np.median([r[0] for r in runs])), float(np.median([r[1] for r in runs]))
-            ours[name] = w
+            ours[name], ours_cpu[name] = w, c
             print(f"  cogen recogs score  {name:<20} {w:6.2f} s wall {c:6.2f} s CPU   {runs[0][2]}")
         w, c, out = run_process([sys.executable, __file__, '--authors-file', str(d/'pred.tsv'), str(d/'gold.tsv'), str(cap)])
         print(f"  authors' procedure  {'recogs renamed':<20} {w:6.2f} s wall {c:6.2f} s CPU   {out}")
-        print(f"  ratio (authors' wall / ours, recogs renamed): {w / ours['recogs renamed']:.1f}x; "
-              f"COGS gen vs itself: {ours['COGS gen vs itself']:.2f} s wall (goal < 0.6 s)")
+        print(f"  ratio (authors' wall / ours, recogs renamed): {w / ours['recogs renamed']:.1f}x (CPU: "
+              f"{c / ours_cpu['recogs renamed']:.1f}x); COGS gen vs itself: {ours['COGS gen vs itself']:.2f} s wall (goal < 0.6 s), "
+              f"load average now {os.getloadavg()[0]:.1f}")
 
 
 def main(argv=None):
@@ -235,6 +246,8 @@ def main(argv=None):
     ap.add_argument('--process-cap', type=float, default=None, help="the authors' whole process skips rows with more candidate maps (default: --cap)")
     ap.add_argument('--repeats', type=int, default=3, help='runs of each whole-process timing (median)')
     ap.add_argument('--only-process', action='store_true', help='only the whole-process timings')
+    ap.add_argument('--pycache', default=None, help="time `cogen` with its bytecode cached in this folder (PYTHONPYCACHEPREFIX), "
+                    "as an installed copy runs; default: the environment's own setting")
     a = ap.parse_args(argv)
     if a.process_cap is None: a.process_cap = a.cap
     rng = make_rng(a.seed)
@@ -247,7 +260,7 @@ def main(argv=None):
         'recogs': [(rename(r, rng, r'\b(\d+)\b', '{}'), r) for r in rec],
         'perturbed': [(rename(perturb(g, rng), rng), g) for g in gold],
     }
-    if a.only_process: return whole_process(df, rec, sets['recogs'], a.process_cap, a.repeats)
+    if a.only_process: return whole_process(df, rec, sets['recogs'], a.process_cap, a.repeats, a.pycache)
     sets['recogs-perturbed'] = [(rename(perturb(r, rng), rng, r'\b(\d+)\b', '{}'), r) for r in rec]
     sets['recogs-dup-event'] = [(rename(dup_event(r, rng), rng, r'\b(\d+)\b', '{}'), r) for r in rec]
     print(f"COGS gen: {len(gold):,} rows; baselines on a seeded sample of {a.sample} rows per set\n")
@@ -304,7 +317,7 @@ def main(argv=None):
           f"{sum(x > a.cap for x in sizes)} rows above --cap {a.cap:.0g}, total {sum(sizes):.3g}")
     print("\nbrute agrees exactly by construction (disagree must be 0); 'authors' disagreements are the pairs its onto-only"
           "\nmaps and conjunct sets accept (e.g. a duplicated conjunct) or its regexes cannot read.")
-    whole_process(df, rec, sets['recogs'], a.process_cap, a.repeats)
+    whole_process(df, rec, sets['recogs'], a.process_cap, a.repeats, a.pycache)
 
 
 if __name__ == '__main__':

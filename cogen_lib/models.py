@@ -185,10 +185,11 @@ class LanguageModel(abc.ABC):
     @abc.abstractmethod
     def generate(self, prompts: list, *, max_new_tokens: int = 64, do_sample: bool = False, temperature: float = 1.0,
                  top_p: float = 1.0, top_k: int = 0, seed: int = 0, batch_size: int = 8, chat: bool | None = None,
-                 desc: str | None = None, cache: bool | CallCache = True) -> list[Generation]:
+                 desc: str | None = None, cache: bool | CallCache = True, num_beams: int = 1) -> list[Generation]:
         """One `Generation` per prompt, in input order: greedy unless `do_sample` (then `temperature`, `top_p`, `top_k`,
-        `seed`); `chat`: through the chat template (None: when the model has one); `cache`: True (the default call
-        cache), False, or a `CallCache`."""
+        `seed`) or `num_beams` > 1 (beam search of that width, deterministic); `chat`: through the chat template (None:
+        when the model has one); `cache`: True (the default call cache), False, or a `CallCache`. A backend that cannot
+        beam-search raises `CogenError` for `num_beams` > 1 (`self.unsupported('generate', num_beams=num_beams)`)."""
 
     @abc.abstractmethod
     def score_options(self, prompt, options: list[str], *, normalize: str | None = None, batch_size: int = 8,
@@ -307,13 +308,16 @@ class CachedLM(LanguageModel):
         return out
 
 # %% ../nbs/02_models.ipynb #bf93ea07
+_LATER_ARGS = ('generate.num_beams',)   # added to the interface after backends were written: one without it still registers
+
 def _interface_gaps(cls) -> list[str]:
-    "The arguments of the `LanguageModel` interface that `cls.generate` / `cls.score_options` do not accept (`op.arg`)."
+    """The arguments of the `LanguageModel` interface that `cls.generate` / `cls.score_options` do not accept (`op.arg`),
+    but `_LATER_ARGS` (a backend written before `num_beams` existed cannot be asked for a beam: the call raises)."""
     gaps = []
     for op in ('generate', 'score_options'):
         have = inspect.signature(getattr(cls, op)).parameters
         if any(p.kind is p.VAR_KEYWORD for p in have.values()): continue
-        gaps += [f'{op}.{k}' for k in inspect.signature(getattr(LanguageModel, op)).parameters if k not in have]
+        gaps += [f'{op}.{k}' for k in inspect.signature(getattr(LanguageModel, op)).parameters if k not in have and f'{op}.{k}' not in _LATER_ARGS]
     return gaps
 
 # %% ../nbs/02_models.ipynb #4d02c123
@@ -583,16 +587,20 @@ class HFLM(CachedLM):
 
     def generate(self, prompts: list, *, max_new_tokens: int = 64, do_sample: bool = False, temperature: float = 1.0,
                  top_p: float = 1.0, top_k: int = 0, seed: int = 0, batch_size: int = 8, chat: bool | None = None,
-                 desc: str | None = None, cache: bool | CallCache = True) -> list[Generation]:
-        "Continue each prompt; returns one `Generation` per prompt, in input order."
+                 desc: str | None = None, cache: bool | CallCache = True, num_beams: int = 1) -> list[Generation]:
+        "Continue each prompt; returns one `Generation` per prompt, in input order. `num_beams` > 1: beam search (`transformers`' own)."
         import torch
         from transformers import GenerationConfig
         prompts = _check_prompts(prompts, max_new_tokens)
+        if isinstance(num_beams, bool) or not isinstance(num_beams, int) or num_beams < 1:
+            raise CogenError(f"num_beams must be a positive int (1: no beam search), got {num_beams!r}")
+        if num_beams > 1 and do_sample: raise CogenError(f"num_beams={num_beams} with do_sample=True (beam sampling) is not supported; beam search here is deterministic: pass do_sample=False")
         chat = self._use_chat(chat)
         settings = dict(chat=chat, max_new_tokens=max_new_tokens, do_sample=bool(do_sample), dtype=self.dtype)
         if do_sample: settings.update(temperature=temperature, top_p=top_p, top_k=top_k, seed=seed)
+        if num_beams > 1: settings.update(num_beams=num_beams)     # greedy keeps its old cache keys
         samp = dict(temperature=temperature, top_p=top_p, top_k=top_k) if do_sample else dict(temperature=None, top_p=None, top_k=None)
-        gcfg = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=bool(do_sample), eos_token_id=self.eos_ids,
+        gcfg = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=bool(do_sample), eos_token_id=self.eos_ids, num_beams=num_beams,
                                 pad_token_id=self.pad_id, bos_token_id=self.tokenizer.bos_token_id, **samp)
 
         def prepare(prompt):
@@ -836,11 +844,11 @@ class OpenAILM(CachedLM):
 
     def generate(self, prompts: list, *, max_new_tokens: int = 64, do_sample: bool = False, temperature: float = 1.0,
                  top_p: float = 1.0, top_k: int = 0, seed: int = 0, batch_size: int = 8, chat: bool | None = None,
-                 desc: str | None = None, cache: bool | CallCache = True) -> list[Generation]:
+                 desc: str | None = None, cache: bool | CallCache = True, num_beams: int = 1) -> list[Generation]:
         """Continue each prompt on the server; one `Generation` per prompt, in input order. A batch holds at least
-        `concurrency` prompts, sent together and cached together. The API has no `top_k`: setting it is an error."""
+        `concurrency` prompts, sent together and cached together. The API has no `top_k` and no beam search: setting either is an error."""
         prompts = _check_prompts(prompts, max_new_tokens)
-        self.unsupported('generate', top_k=top_k)
+        self.unsupported('generate', top_k=top_k, num_beams=num_beams)
         chat = True if chat is None else bool(chat)
         settings = dict(chat=chat, max_new_tokens=max_new_tokens, do_sample=bool(do_sample))
         if do_sample: settings.update(temperature=temperature, top_p=top_p, seed=seed)

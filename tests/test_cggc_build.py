@@ -85,6 +85,9 @@ def test_prompts_constraints(build, tmp_path, setting, order):
     for p in map(json.loads, out.read_text().splitlines()):
         assert p['prompt'].startswith('Please generate a natural sentence') and p['prompt'].endswith('sentence:')
         assert p['references'] and all(d['set_id'] != p['set_id'] for d in p['demonstrations'])
+        assert p['item'] == f"{p['set_id']}/{p['ref']}" and p['reference'] in p['references']      # one sample: its own reference among its set's
+    items = [json.loads(l)['item'] for l in out.read_text().splitlines()]
+    assert len(items) == len(set(items))
 
 
 def test_prompts_file_recheck_catches_tampering(build, tmp_path):

@@ -1,4 +1,4 @@
-"CGGC evaluation: pycocoevalcap / rouge-score metrics on a predictions file, error rows, malformed input."
+"CGGC evaluation: pycocoevalcap / rouge-score metrics on a predictions file under both protocols, error rows, malformed input."
 import json
 from pathlib import Path
 
@@ -10,12 +10,14 @@ from cogen_lib.cggc.cli import app
 from cogen_lib.cggc.evaluate import read_predictions, evaluate
 
 runner = CliRunner()
-ROWS = [dict(setting='id', concepts=['dog', 'tail', 'wag'], references=['The dog is wagging his tail.', 'A dog wags its tail.'], prediction='The dog is wagging its tail.'),
-        dict(setting='id', concepts=['ski', 'mountain', 'skier'], references=['A skier is skiing down a mountain.'], prediction='A skier skis down the mountain.'),
-        dict(setting='ood', concepts=['dog', 'tail', 'wag'], references=['The dog is wagging his tail.', 'A dog wags its tail.'], prediction='A tail.'),
-        dict(setting='ood', concepts=['ski', 'mountain', 'skier'], references=['A skier is skiing down a mountain.'], prediction=None, error='model failed: out of memory'),
-        dict(setting='same', concepts=['dog', 'tail', 'wag'], references=['A dog wags its tail.'], prediction='A dog wags its tail.'),
-        dict(setting='same', concepts=['dog', 'tail', 'wag'], references=['A dog wags its tail.'], prediction='A dog wags its tail.')]
+DOG = ['The dog is wagging his tail.', 'A dog wags its tail.']
+ROWS = [dict(setting='id', concepts=['dog', 'tail', 'wag'], reference=DOG[0], references=DOG, prediction='The dog is wagging its tail.'),
+        dict(setting='id', concepts=['ski', 'mountain', 'skier'], reference='A skier is skiing down a mountain.', references=['A skier is skiing down a mountain.'], prediction='A skier skis down the mountain.'),
+        dict(setting='ood', concepts=['dog', 'tail', 'wag'], reference=DOG[1], references=DOG, prediction='A tail.'),
+        dict(setting='ood', concepts=['ski', 'mountain', 'skier'], reference='A skier is skiing down a mountain.', references=['A skier is skiing down a mountain.'], prediction=None, error='model failed: out of memory'),
+        dict(setting='same', concepts=['dog', 'tail', 'wag'], reference=DOG[1], references=[DOG[1]], prediction='A dog wags its tail.'),
+        dict(setting='same', concepts=['dog', 'tail', 'wag'], reference=DOG[1], references=[DOG[1]], prediction='A dog wags its tail.'),
+        dict(setting='other', concepts=['dog', 'tail', 'wag'], reference=DOG[0], references=DOG, prediction='A dog wags its tail.')]
 
 
 def test_evaluate_file(tmp_path):
@@ -31,6 +33,22 @@ def test_evaluate_file(tmp_path):
     assert same['BLEU-4'] > 99 and same['ROUGE-L'] > 99 and same['METEOR'] > 90 and same['Coverage'] == 100
     r = runner.invoke(app, ['evaluate', '--pred', str(p)])
     assert r.exit_code == 0 and 'SPICE unavailable' in r.output and 'Δ (id - ood)' in r.output and 'errors' in r.output
+    assert 'protocol own: each sample against its own reference' in r.output
+
+
+def test_protocols(tmp_path):
+    "A prediction equal to the set's second reference: perfect against all references, not against its own (the first)."
+    p = tmp_path/'pred.jsonl'
+    p.write_text(''.join(json.dumps(r) + '\n' for r in ROWS))
+    own, allr = (evaluate(read_predictions(p, pr), protocol=pr) for pr in ('own', 'set'))
+    o, a = own[own.setting == 'other'].iloc[0], allr[allr.setting == 'other'].iloc[0]
+    assert a['ROUGE-L'] == pytest.approx(100) and o['ROUGE-L'] < 80 and a['METEOR'] > o['METEOR']
+    r = runner.invoke(app, ['evaluate', '--pred', str(p), '--protocol', 'set'])
+    assert r.exit_code == 0 and 'protocol set: each sample against every reference of its concept set' in r.output
+    p.write_text(json.dumps({k: v for k, v in ROWS[0].items() if k != 'reference'}) + '\n')
+    r = runner.invoke(app, ['evaluate', '--pred', str(p)])                               # own needs the sample's own reference
+    assert r.exit_code == 1 and "line 1: field 'reference'" in r.output and '--protocol set' in r.output
+    assert runner.invoke(app, ['evaluate', '--pred', str(p), '--protocol', 'set']).exit_code == 0
 
 
 def test_malformed_predictions(tmp_path):

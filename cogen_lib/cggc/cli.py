@@ -87,13 +87,15 @@ def prompts_cmd(graphs: Path = typer.Option(..., '--graphs', help='A build folde
 # %% ../../nbs/cggc/09_cli.ipynb #1dfddca4
 @app.command('evaluate')
 @cli_command
-def evaluate_cmd(pred: Path = typer.Option(..., '--pred', help='A predictions jsonl: prediction (or null + error), references, concepts[, setting, ...].'),
-                 by: str = typer.Option('setting', '--by', help='Comma-separated fields to group by (absent fields are ignored).')):
+def evaluate_cmd(pred: Path = typer.Option(..., '--pred', help='A predictions jsonl: prediction (or null + error), concepts, reference and/or references[, setting, ...].'),
+                 by: str = typer.Option('setting', '--by', help='Comma-separated fields to group by (absent fields are ignored).'),
+                 protocol: str = typer.Option('own', '--protocol', help="own: each sample against its own reference (the paper's; field 'reference'); set: against all references of its concept set (field 'references').")):
     "BLEU-3/4, ROUGE-2/L, METEOR, CIDEr, SPICE (when its jars are given) and Coverage of a predictions file."
-    from cogen_lib.cggc.evaluate import read_predictions, evaluate, SPICE_REASON
+    from cogen_lib.cggc.evaluate import read_predictions, evaluate, SPICE_REASON, PROTOCOLS
     import os
-    read_text(pred, '--pred', 'a predictions JSON-lines file (prediction, references, concepts)')
-    t = evaluate(read_predictions(pred), [b for b in by.split(',') if b])
+    if protocol not in PROTOCOLS: raise CogenError(f"--protocol {protocol!r}: choose one of {', '.join(PROTOCOLS)}")
+    read_text(pred, '--pred', 'a predictions JSON-lines file (prediction, concepts, reference or references)')
+    t = evaluate(read_predictions(pred, protocol), [b for b in by.split(',') if b], protocol)
     typer.echo(t.round(2).to_markdown(index=False))
-    typer.echo("\nBLEU/ROUGE/METEOR/SPICE/Coverage x100, CIDEr x10; error rows are counted, not scored.")
+    typer.echo(f"\nprotocol {protocol}: {PROTOCOLS[protocol]}.\nBLEU/ROUGE/METEOR/SPICE/Coverage x100, CIDEr x10; error rows are counted, not scored.")
     if not os.environ.get('COGEN_SPICE_JARS'): typer.echo(SPICE_REASON)

@@ -12,7 +12,7 @@ from .labels import relations_of, concept_key
 
 # %% auto #0
 __all__ = ['INSTRUCTION', 'SETTINGS', 'ORDERS', 'PACKAGINGS', 'TYPE_RANK', 'format_graph', 'format_item', 'build_prompt',
-           'check_prompt', 'DemoPool', 'build_prompts', 'check_prompts_file', 'make_prompts']
+           'check_prompt', 'DemoPool', 'item_id', 'build_prompts', 'check_prompts_file', 'make_prompts']
 
 # %% ../../nbs/cggc/03_prompts.ipynb #87ac2791
 INSTRUCTION = "Please generate a natural sentence with the provided concepts and their commonsense reasoning graphs."
@@ -143,12 +143,18 @@ class DemoPool:
         return [chosen[j] for j in rng.permutation(len(chosen))]
 
 # %% ../../nbs/cggc/03_prompts.ipynb #57a2f054
-def _slim(r): return dict(set_id=r['set_id'], concepts=r['concepts'], label=r['label'], structure=r.get('structure'))
+def item_id(r: dict) -> str:
+    "A sample's id: its concept set and the number of its reference sentence, `set_id/ref`."
+    return f"{r['set_id']}/{r.get('ref', 0)}"
+
+# %% ../../nbs/cggc/03_prompts.ipynb #e0f6535e
+def _slim(r): return dict(set_id=r['set_id'], ref=r.get('ref', 0), concepts=r['concepts'], label=r['label'], structure=r.get('structure'))
 
 # %% ../../nbs/cggc/03_prompts.ipynb #f97a3d13
 def build_prompts(tests: list[dict], pool: DemoPool, setting: str, order: str = 'random', packaging: str | None = None,
                   shots: int = 4, seed: int = 0, references: dict | None = None) -> tuple[list[dict], dict]:
-    "(prompt records, skipped reasons -> counts) for each test item; every prompt is checked by `check_prompt`."
+    """(prompt records, skipped reasons -> counts) for each test sample; every prompt is checked by `check_prompt`.
+    `references`: set_id -> all reference sentences of the set (default: the sample's own sentence)."""
     from cogen_lib.core import stable_hash
     rng = make_rng(int(stable_hash([seed, setting, order, packaging], 8), 16))
     out, skipped = [], {}
@@ -156,10 +162,10 @@ def build_prompts(tests: list[dict], pool: DemoPool, setting: str, order: str = 
         demos = pool.choose(t, setting, rng, shots, order, packaging)
         if isinstance(demos, str): skipped[demos] = skipped.get(demos, 0) + 1; continue
         if bad := check_prompt(t, demos, setting, order, packaging, shots):
-            raise AssertionError(f"prompt for {t['set_id']} violates: {bad}")
-        out.append(dict(**_slim(t), setting=setting, order=order, packaging=packaging, shots=shots, seed=seed,
-                        references=(references or {}).get(t['set_id'], [t['target']]),
-                        demonstrations=[_slim(d) for d in demos], prompt=build_prompt(t, demos)))
+            raise AssertionError(f"prompt for {item_id(t)} violates: {bad}")
+        out.append(dict(item=item_id(t), **_slim(t), setting=setting, order=order, packaging=packaging, shots=shots, seed=seed,
+                        reference=t['target'], references=(references or {}).get(t['set_id'], [t['target']]),
+                        demonstrations=[dict(_slim(d), target=d['target']) for d in demos], prompt=build_prompt(t, demos)))
     return out, skipped
 
 # %% ../../nbs/cggc/03_prompts.ipynb #f136507c
@@ -176,18 +182,21 @@ def check_prompts_file(path: Path | str) -> int:
 
 # %% ../../nbs/cggc/03_prompts.ipynb #73324b78
 def make_prompts(recs: list[dict], setting: str, order: str = 'random', packaging: str | None = None, shots: int = 4,
-                 seed: int = 0, min_samples: int = 5, split_seed: int = 0, limit: int | None = None) -> tuple[list[dict], dict]:
-    "(prompt records, skipped reasons) for the composition test of a build's graph records."
+                 seed: int = 0, min_samples: int = 5, split_seed: int = 0, limit: int | None = None,
+                 structure: str | None = None) -> tuple[list[dict], dict]:
+    "(prompt records, skipped reasons) for the composition test of a build's graph records (one item per test sample)."
     from cogen_lib.cggc.labels import compositional, split_groups, first_per_set
     if setting not in SETTINGS: raise CogenError(f"unknown setting {setting!r}; choose one of {', '.join(SETTINGS)}")
     if order not in ORDERS: raise CogenError(f"unknown order {order!r}; choose one of {', '.join(ORDERS)}")
     if packaging not in PACKAGINGS: raise CogenError(f"unknown packaging {packaging!r}; choose 1&3 or 2&2")
+    if structure not in (None, *TYPE_RANK): raise CogenError(f"unknown structure type {structure!r}; choose A, B or C (or none for every test sample)")
     refs = {}
     for r in recs: refs.setdefault(r['set_id'], []).append(r['target'])
     groups = split_groups(compositional(recs, min_samples=min_samples), seed=split_seed)
     pool = DemoPool(first_per_set(groups['composition_train']))
-    tests = first_per_set(groups['composition_test'])
+    tests = groups['composition_test']
     if order != 'random': tests = [t for t in tests if t.get('structure')]
+    if structure: tests = [t for t in tests if t.get('structure') == structure]
     if packaging: tests = [t for t in tests if len(relations_of(t['label'])) == 4]
     if limit is not None: tests = tests[:limit]
     return build_prompts(tests, pool, setting, order, packaging, shots, seed, refs)

@@ -4,9 +4,11 @@
 
 # %% ../../nbs/recogs/02_sem.ipynb #d6bea561
 from __future__ import annotations
+import random, re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from ..core import CogenError
 from .lf import LF, Conjunct, LFParseError, parse_lf
 
@@ -146,18 +148,131 @@ def sem_lf(pred: LF, gold: LF) -> SemResult:
     "SEM between two parsed LFs."
     return _sem_atoms(*_lf_atoms(pred), *_lf_atoms(gold))
 
+# %% ../../nbs/recogs/02_sem.ipynb #a42cdf5b
+from .lf import _NAME
+
+_TARG = rf"(?:x _ #|#|{_NAME})"
+_TCONJ = re.compile(rf"(?:\* )?{_NAME}(?: \. {_NAME})* \( {_TARG}(?: , {_TARG})* \)")
+_SLOTS: dict[str, tuple[int, ...]] = {}
+_CODES = random.Random(0)   # the slot codes: any values give the same verdicts (tested below)
+
+def _slots(t: str) -> tuple[int, ...] | None:
+    "The codes of the variable slots (`#`) of the template conjunct `t`, cached; None when `t` is not a well-formed conjunct."
+    c = _SLOTS.get(t)
+    if c is None:
+        if _TCONJ.fullmatch(t) is None: return None
+        c = _SLOTS[t] = tuple([_CODES.getrandbits(60) for _ in range(t.count('#'))])
+    return c
+
+# %% ../../nbs/recogs/02_sem.ipynb #1f042387
+_NUM_SPLIT = re.compile('([0-9]+)').split
+
+def _form(s: str) -> tuple | None:
+    """(fragments, numbers, template conjuncts, slot codes in order) of the LF string `s`; None when `s` is not a plain
+    well-formed LF with single spaces (a primitive, a `LAMBDA` term, a malformed string, `#` or a number inside a
+    name, both kinds of variable at once, or whitespace to normalise), left to the general path."""
+    if '#' in s or '(' not in s or s.startswith('LAMBDA'): return None
+    parts = _NUM_SPLIT(s)
+    frags, nums = parts[::2], parts[1::2]
+    t = '#'.join(frags)
+    T = t.replace(' ; ', ' AND ').split(' AND ')
+    try: codes = list(chain.from_iterable(map(_SLOTS.__getitem__, T)))
+    except KeyError:
+        if None in list(map(_slots, T)): return None
+        codes = list(chain.from_iterable(map(_SLOTS.__getitem__, T)))
+    nx = t.count('x _ #')
+    if nx and nx != len(nums): return None   # `x _ 1` and `1` in one LF are different variables: the general path
+    return frags, nums, T, codes
+
+# %% ../../nbs/recogs/02_sem.ipynb #38d7bbce
+def _local_form(f: tuple, h: dict) -> tuple[list, list, list]:
+    """For colour refinement on a `_form` with profile hashes `h`: its variables (in order of first occurrence), their
+    hashes, and its conjuncts of two or more variables as (slot codes, variables as indices into the first list)."""
+    _, nums, T, _ = f
+    vs = list(h)
+    loc = list(map(dict(zip(vs, range(len(vs)))).__getitem__, nums))
+    occ, i = [], 0
+    for c in map(_SLOTS.__getitem__, T):
+        if len(c) > 1: occ.append((c, loc[i:i + len(c)]))
+        i += len(c)
+    return vs, list(h.values()), occ
+
+# %% ../../nbs/recogs/02_sem.ipynb #025e781e
+def _hash_round(col: list[int], occ: list) -> list[int]:
+    """One round of colour refinement with hashes: a variable's new colour hashes its colour with the sum, over the
+    conjuncts it occurs in, of a hash of its slot's code and the colours of all the conjunct's variables."""
+    acc = [0] * len(col)
+    for c, vs in occ:
+        h = hash(tuple([col[v] for v in vs]))
+        for ci, v in zip(c, vs): acc[v] += hash((ci, h))
+    return list(map(hash, zip(col, acc)))
+
+# %% ../../nbs/recogs/02_sem.ipynb #cd787675
+_NO_MAP = SemResult(False, 'no variable bijection')
+
+def _why(tp: list[str], tg: list[str], why: SemResult) -> SemResult:
+    "The verdict on a failed fast check: 'different predications' when the multisets of template conjuncts differ, else `why`."
+    return SemResult(False, 'different predications') if sorted(tp) != sorted(tg) else why
+
+# %% ../../nbs/recogs/02_sem.ipynb #c4032241
+def _sem_form(fp: tuple, fg: tuple, g: str) -> SemResult | None:
+    """SEM of two `_form`s (`g`: the gold string) with the checks and reasons of `_sem_atoms`; None when colour
+    refinement leaves gold variables that it cannot tell apart (the general path's search decides)."""
+    frags, np_, tp, cp = fp
+    _, ng, tg, cg = fg
+    if len(tp) != len(tg): return SemResult(False, f'{len(tp)} conjuncts vs {len(tg)}')
+    hp = dict.fromkeys(np_, 0)
+    for v, c in zip(np_, cp): hp[v] += c
+    hg = dict.fromkeys(ng, 0)
+    for v, c in zip(ng, cg): hg[v] += c
+    if len(hp) != len(hg): return _why(tp, tg, SemResult(False, f'{len(hp)} variables vs {len(hg)}'))
+    inv = dict(zip(hg.values(), hg))
+    if len(inv) == len(hg):   # distinct gold hashes: the map is forced
+        try: m = dict(zip(hp, map(inv.__getitem__, hp.values())))
+        except KeyError: return _why(tp, tg, _NO_MAP)
+        if len(set(m.values())) != len(m): return _why(tp, tg, _NO_MAP)
+    else:                     # refine the colours until they stop splitting
+        if sorted(tp) != sorted(tg): return SemResult(False, 'different predications')
+        vp, colp, op = _local_form(fp, hp)
+        vg, colg, og = _local_form(fg, hg)
+        if sorted(colp) != sorted(colg): return _NO_MAP
+        k = len(inv)
+        while k < len(vg):
+            colp, colg = _hash_round(colp, op), _hash_round(colg, og)
+            if sorted(colp) != sorted(colg): return _NO_MAP
+            if len(set(colg)) <= k: return None
+            k = len(set(colg))
+        where = dict(zip(colg, vg))
+        m = dict(zip(vp, map(where.__getitem__, colp)))
+    mapped = ''.join(chain.from_iterable(zip(frags, map(m.__getitem__, np_)))) + frags[-1]   # pred, renamed by the map
+    if sorted(mapped.replace(' ; ', ' AND ').split(' AND ')) == sorted(g.replace(' ; ', ' AND ').split(' AND ')): return _OK
+    return _why(tp, tg, _NO_MAP)
+
 # %% ../../nbs/recogs/02_sem.ipynb #7897e98f
 def sem(pred: str, gold: str) -> SemResult:
     """Semantic Exact Match of the string `pred` against `gold` (runs of whitespace are normalised). A malformed
     prediction gives `SemResult(False, 'parse error: ...')`; a malformed gold LF raises `LFParseError`."""
     if not isinstance(gold, str): raise LFParseError(f"gold LF must be a string, got {type(gold).__name__}", str(gold), 0, 0)
-    g = ' '.join(gold.split())
-    if pred == gold and _LF_RE.fullmatch(g) is not None: return _OK   # the same well-formed string: nothing to parse
-    try: hg, ga = _str_atoms(g)
-    except LFParseError as e: raise LFParseError(f"gold LF: {e}", gold, e.pos, e.token) from None
+    if pred == gold and _LF_RE.fullmatch(gold) is not None: return _OK   # the same well-formed string: nothing to parse
+    if len(_SLOTS) > 500_000: _SLOTS.clear()   # between pairs only: both sides of a pair must see the same codes
+    g, fg = gold, _form(gold)
+    if fg is None:
+        g = ' '.join(gold.split())
+        fg = _form(g) if g != gold else None
+        if fg is None:
+            try: hg, ga = _str_atoms(g)
+            except LFParseError as e: raise LFParseError(f"gold LF: {e}", gold, e.pos, e.token) from None
     if pred == gold: return _OK
     if not isinstance(pred, str): return SemResult(False, f'parse error: prediction is {type(pred).__name__}, not a string')
-    p = ' '.join(pred.split())
+    p = pred
+    if fg is not None:
+        fp = _form(p)
+        if fp is None:
+            p = ' '.join(pred.split())
+            fp = _form(p) if p != pred else None
+        if fp is not None and (r := _sem_form(fp, fg, g)) is not None: return r
+        hg, ga = _str_atoms(g)
+    p = ' '.join(p.split())
     try: hp, pa = _str_atoms(p)
     except LFParseError as e: return SemResult(False, f'parse error: {e}')
     return _sem_atoms(hp, pa, hg, ga)
@@ -201,11 +316,14 @@ def score(preds: Sequence[str], golds: Sequence[str], metric: str = 'sem', categ
         categories = [str(c) for c in categories]
         if len(categories) != len(golds): raise CogenError(f"{len(categories)} categories but {len(golds)} gold LFs")
     f = METRICS[metric]
-    res = []
-    for i, (p, g) in enumerate(zip(preds, golds)):
-        try: res.append(f(p, g))
-        except LFParseError as e: raise CogenError(f"row {i}: {e}") from None
-    ok = sum(r.match for r in res)
+    try: res = list(map(f, preds, golds))
+    except LFParseError:   # find the first malformed gold row, to name it
+        for i, (p, g) in enumerate(zip(preds, golds)):
+            try: f(p, g)
+            except LFParseError as e: raise CogenError(f"row {i}: {e}") from None
+        raise
+    other = [r for r in res if r is not _OK]   # most rows of a good model are `_OK`
+    ok = len(res) - len(other) + sum(r.match for r in other)
     by = None
     if categories is not None:
         import pandas as pd   # only for the per-category table: plain scoring stays free of numpy/pandas
@@ -214,7 +332,7 @@ def score(preds: Sequence[str], golds: Sequence[str], metric: str = 'sem', categ
               .rename(columns={'size': 'n', 'sum': 'n_correct'}))
         by['n_correct'] = by.n_correct.astype(int)
         by['accuracy'] = by.n_correct / by.n
-    return Score(metric, len(res), int(ok), sum(r.parse_error for r in res), res, by)
+    return Score(metric, len(res), int(ok), sum(r.parse_error for r in other), res, by)
 
 # %% ../../nbs/recogs/02_sem.ipynb #307187a0
 def seed_table(scores: Mapping[object, Score]) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from ..core import CogenError, cache_dir, stable_hash, seed_everything
 from .data import Sample, convert
 
 # %% auto #0
-__all__ = ['linearize', 'prompt', 'FinetuneConfig', 'training_pairs', 'finetune', 'generate_texts']
+__all__ = ['linearize', 'prompt', 'table_copy', 'FinetuneConfig', 'training_pairs', 'finetune', 'generate_texts']
 
 # %% ../../nbs/spor/07_finetune.ipynb #89e2f627
 def linearize(sample: Sample) -> str:
@@ -25,6 +25,11 @@ def linearize(sample: Sample) -> str:
 def prompt(sample: Sample) -> str:
     "The prompt the model continues: the linearised input, a newline and `Text:`."
     return linearize(sample) + '\nText:'
+
+# %% ../../nbs/spor/07_finetune.ipynb #f9badf7f
+def table_copy(sample: Sample) -> str:
+    "The copy-the-table baseline's output for `sample`: its linearised input table, without the task prefix."
+    return linearize(sample).split(': ', 1)[1]
 
 # %% ../../nbs/spor/07_finetune.ipynb #96918f1c
 @dataclass
@@ -39,21 +44,28 @@ class FinetuneConfig:
     lora_alpha: int = 32          # LoRA scaling
     lora_dropout: float = 0.1     # LoRA dropout
     train_limit: int = 0          # use this many training pairs (0: all)
+    train_units: int = 0          # or: the first pairs whose data units add up to this many (0: no units budget)
     max_len: int = 256            # truncate input + text to this many tokens
     seed: int = 0                 # order of the pairs, LoRA init, dropout
 
     def check(self):
         if self.method not in ('lora', 'full'): raise CogenError(f"method {self.method!r}: use 'lora' or 'full'")
         if self.epochs < 1 or self.batch_size < 1 or self.lr <= 0: raise CogenError(f"epochs, batch_size and lr must be positive: {self}")
+        if self.train_limit < 0 or self.train_units < 0: raise CogenError(f"train_limit and train_units must be >= 0 (0: off), got {self.train_limit} and {self.train_units}")
+        if self.train_limit and self.train_units: raise CogenError(f"train_limit={self.train_limit} and train_units={self.train_units}: give one budget (pairs or data units), the other 0")
         return self
 
 # %% ../../nbs/spor/07_finetune.ipynb #3ebefc36
-def training_pairs(samples, limit: int = 0, seed: int = 0) -> list[tuple[str, str]]:
-    "(prompt, text) for every reference of every sample, shuffled with `seed`, the first `limit` (0: all)."
-    pairs = [(prompt(s), ' ' + t) for s in samples for t in s.texts]
+def training_pairs(samples, limit: int = 0, seed: int = 0, units: int = 0) -> list[tuple[str, str]]:
+    """(prompt, text) for every reference of every sample, shuffled with `seed`: the first `limit` (0: all), or with
+    `units` the shortest prefix whose samples' data units add up to at least `units` (all pairs if they hold fewer)."""
+    if limit and units: raise CogenError(f"training_pairs: limit={limit} and units={units}; give one budget, the other 0")
+    pairs = [(prompt(s), ' ' + t, s.size) for s in samples for t in s.texts]
     order = np.random.default_rng(seed).permutation(len(pairs))
     pairs = [pairs[i] for i in order]
-    return pairs[:limit] if limit else pairs
+    if units: pairs = pairs[:int(np.searchsorted(np.cumsum([u for _, _, u in pairs]), units)) + 1]
+    elif limit: pairs = pairs[:limit]
+    return [(p, t) for p, t, _ in pairs]
 
 # %% ../../nbs/spor/07_finetune.ipynb #dba7adbd
 def _batches(tok, pairs, bs, max_len, eos):
@@ -89,7 +101,7 @@ def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, pro
         from peft import LoraConfig, get_peft_model
         model = get_peft_model(model, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout, task_type='CAUSAL_LM'))
     eos = tok.eos_token_id
-    pairs = training_pairs(train, cfg.train_limit, cfg.seed)
+    pairs = training_pairs(train, cfg.train_limit, cfg.seed, cfg.train_units)
     if not pairs: raise CogenError("no training pairs (empty training set?)")
     opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
     out_dir = Path(out_dir); log = []
@@ -116,9 +128,12 @@ def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, pro
     return dict(pairs=len(pairs), log=log, seconds=round(time.perf_counter() - t0, 1))
 
 # %% ../../nbs/spor/07_finetune.ipynb #ebea9897
-def generate_texts(folder: Path | str, samples, max_new_tokens: int = 128, batch_size: int = 8) -> list:
-    "Greedy generations of the model in `folder` for `samples` (cached, batched); a failed one keeps its error."
+def generate_texts(folder: Path | str, samples, max_new_tokens: int = 128, batch_size: int = 8, num_beams: int = 1) -> list:
+    "Generations (greedy, or beam search of width `num_beams`) of the model in `folder` for `samples` (cached, batched); a failed one keeps its error."
+    if isinstance(num_beams, bool) or not isinstance(num_beams, int) or num_beams < 1:
+        raise CogenError(f"num_beams must be a positive int (1: greedy; the paper decodes with 5), got {num_beams!r}")
     from cogen_lib.models import load_lm
     lm = load_lm(str(folder))
-    gens = lm.generate([prompt(s) for s in samples], max_new_tokens=max_new_tokens, batch_size=batch_size, chat=False, desc='generate')
+    gens = lm.generate([prompt(s) for s in samples], max_new_tokens=max_new_tokens, batch_size=batch_size, chat=False, desc='generate',
+                       num_beams=num_beams)
     return [g if g.error is not None else g.__class__(g.text.split('\n')[0].strip(), None, g.cached, g.n_new_tokens, g.finish_reason) for g in gens]

@@ -12,7 +12,7 @@ from .data import Corpus, Sample, BOUNDARY, locate_units, so_conv, unit_pairs
 
 # %% auto #0
 __all__ = ['text_order', 'kendall', 'reorder', 'match_training', 'reference_orders', 'OrderSplit', 'build_order',
-           'output_properties', 'order_invariance', 'cwio']
+           'output_properties', 'order_invariance', 'cwio', 'cwio_items', 'cwio_interval']
 
 # %% ../../nbs/spor/05_order.ipynb #685a0917
 def text_order(sample: Sample, text: str, strict: bool = False) -> tuple[list[int], bool]:
@@ -123,3 +123,21 @@ def cwio(samples, outputs) -> dict:
             by.setdefault(s.size, []).append(kendall(order, list(range(s.size))))
     per = {k: float(np.mean(v)) for k, v in sorted(by.items())}
     return dict(cwio=float(np.mean(list(per.values()))) if per else float('nan'), cwio_by_size=per)
+
+# %% ../../nbs/spor/05_order.ipynb #10a7297e
+def cwio_items(samples, outputs) -> list[tuple[int, float]]:
+    "(size, Kendall tau of output order vs input order) of each sample with 2-7 units, in order: what `cwio` averages."
+    if len(samples) != len(outputs): raise CogenError(f"cwio: {len(samples)} samples, {len(outputs)} outputs")
+    return [(s.size, kendall(text_order(s, o)[0], list(range(s.size)))) for s, o in zip(samples, outputs) if 1 < s.size <= 7]
+
+# %% ../../nbs/spor/05_order.ipynb #ff954c43
+def cwio_interval(items: list[tuple[int, float]], n_boot: int = 2000, alpha: float = 0.05, rng=0) -> dict:
+    "CWIO of `cwio_items` (mean tau per size, then over sizes) with its percentile-bootstrap interval over samples."
+    from cogen_lib.metrics import bootstrap_ci
+    if not items: raise CogenError("cwio_interval: no samples with 2-7 units, so CWIO is undefined; score samples with more than one unit")
+    size, tau = np.array([k for k, _ in items]), np.array([t for _, t in items], dtype=float)
+    def macro(idx):                                     # no `axis`: bootstrap_ci calls it once per resample
+        i = np.asarray(idx, dtype=np.int64); s, t = size[i], tau[i]
+        return float(np.mean([t[s == k].mean() for k in np.unique(s)]))
+    v, lo, hi = bootstrap_ci(np.arange(len(items)), stat=macro, n_boot=n_boot, alpha=alpha, rng=rng)
+    return dict(value=v, n=len(items), ci_low=lo, ci_high=hi)

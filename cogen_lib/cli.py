@@ -8,12 +8,15 @@ import importlib, pkgutil, sys
 from pathlib import Path
 from typing import Optional
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
+from typer._coercion import RuntimeParam, build_runtime_param
+from typer._param_types import coerce_cli_path
 from .core import CogenError, cli_fail, cli_command, check_out_path
 
 # %% auto #0
-__all__ = ['app', 'data_app', 'results_app', 'paper_packages', 'paper_help', 'paper_command', 'PaperGroup', 'data_list',
-           'data_fetch', 'run', 'site', 'export', 'interrupted', 'main', 'results_import', 'verify']
+__all__ = ['app', 'data_app', 'results_app', 'paper_packages', 'paper_help', 'paper_command', 'plain_param', 'PlainCommand',
+           'PlainGroup', 'PaperGroup', 'data_list', 'data_fetch', 'run', 'site', 'export', 'interrupted', 'main',
+           'results_import', 'verify']
 
 # %% ../nbs/05_cli.ipynb #ffcb5d5b
 def paper_packages() -> list[str]:
@@ -45,8 +48,44 @@ def paper_command(paper: str):
     holder = typer.Typer(); holder.add_typer(mod.app, name=paper)      # a group even when the paper has one command
     return typer.main.get_command(holder).commands[paper]
 
+# %% ../nbs/05_cli.ipynb #16f78c5a
+class _PlainParam(RuntimeParam):
+    """typer's conversion of a `str`, `Path` or `bool` parameter, without building a pydantic adapter first: a string
+    for `str` is itself, for `Path` it is `Path(value)` through typer's path checks; any other value (a flag's string
+    from an environment variable, say) goes to typer's own conversion."""
+    def _coerce_value(self, value, param, ctx):
+        if isinstance(value, str) and self.annotation is str: return value
+        if isinstance(value, str) and self.annotation is Path:
+            return coerce_cli_path(Path(value), self.parameter_info, path_type=Path, param=param, ctx=ctx)   # typer's own path checks
+        return build_runtime_param(param.type_descriptor)._coerce_value(value, param=param, ctx=ctx)
+
+# %% ../nbs/05_cli.ipynb #b9f31eba
+def plain_param(p):
+    "Give the typer parameter `p` a `_PlainParam` when it is a plain `str`, `Path` or `bool`; returns `p`."
+    d = getattr(p, 'type_descriptor', None)
+    if (d is None or getattr(p, '_runtime_param', 0) is not None or d.file_annotation is not None
+            or d.parameter_info.parser is not None): return p
+    if d.annotation in (str, bool) or (d.annotation is Path and d.parameter_info.path_type is None):
+        p._runtime_param = _PlainParam(d.parameter_info, d.annotation)
+    return p
+
+# %% ../nbs/05_cli.ipynb #a31da5ce
+class PlainCommand(TyperCommand):
+    "A typer command (`@app.command(cls=PlainCommand)`) whose plain parameters, `--help` too, convert without pydantic."
+    def parse_args(self, ctx, args):
+        for p in self.get_params(ctx): plain_param(p)
+        return super().parse_args(ctx, args)
+
+# %% ../nbs/05_cli.ipynb #34e81249
+class PlainGroup(TyperGroup):
+    """A typer group (`typer.Typer(cls=PlainGroup)`) whose own plain parameters (`--help`, and typer's completion
+    options on a top group) convert without pydantic."""
+    def parse_args(self, ctx, args):
+        for p in self.get_params(ctx): plain_param(p)
+        return super().parse_args(ctx, args)
+
 # %% ../nbs/05_cli.ipynb #492b5657
-class PaperGroup(TyperGroup):
+class PaperGroup(PlainGroup):
     """The `cogen` group: its own commands plus one per paper package (`paper_packages`). A paper's `cli.py` (and what it
     imports) is loaded only when that paper's command runs; `cogen --help` lists every paper with its help line
     (`paper_help`) without importing any."""

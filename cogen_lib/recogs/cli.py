@@ -7,13 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 import typer
-from typer.core import TyperCommand, TyperGroup
-from typer._coercion import RuntimeParam, build_runtime_param
-from typer._param_types import coerce_cli_path
 from ..core import CogenError, cli_command, check_out_path, read_text, atomic_write_text
+from ..cli import PlainGroup, PlainCommand
 
 # %% auto #0
-__all__ = ['app', 'read_tsv', 'score_files', 'plain_param', 'PlainCommand', 'PlainGroup', 'score_cmd', 'convert_cmd']
+__all__ = ['app', 'read_tsv', 'score_files', 'score_cmd', 'convert_cmd']
 
 # %% ../../nbs/recogs/09_cli.ipynb #2f90ba5a
 def read_tsv(path: Path | str, what: str, min_cols: int = 3) -> list[list[str]]:
@@ -39,42 +37,6 @@ def score_files(pred: Path | str, gold: Path | str, metric: str = 'sem', by_cate
         i, p, g = next((i, p, g) for i, (p, g) in enumerate(zip(P, G), 1) if p[0] != g[0])
         raise CogenError(f"line {i}: the sentences differ ({p[0][:60]!r} in {pred}, {g[0][:60]!r} in {gold}); the files are not aligned")
     return score([p[1] for p in P], [g[1] for g in G], metric, [g[2] for g in G] if by_category else None)
-
-# %% ../../nbs/recogs/09_cli.ipynb #16f78c5a
-class _PlainParam(RuntimeParam):
-    """typer's conversion of a `str`, `Path` or `bool` parameter, without building a pydantic adapter first: a string
-    for `str` is itself, for `Path` it is `Path(value)` through typer's path checks; any other value (a flag's string
-    from an environment variable, say) goes to typer's own conversion."""
-    def _coerce_value(self, value, param, ctx):
-        if isinstance(value, str) and self.annotation is str: return value
-        if isinstance(value, str) and self.annotation is Path:
-            return coerce_cli_path(Path(value), self.parameter_info, path_type=Path, param=param, ctx=ctx)   # typer's own path checks
-        return build_runtime_param(param.type_descriptor)._coerce_value(value, param=param, ctx=ctx)
-
-# %% ../../nbs/recogs/09_cli.ipynb #b9f31eba
-def plain_param(p):
-    "Give the typer parameter `p` a `_PlainParam` when it is a plain `str`, `Path` or `bool`; returns `p`."
-    d = getattr(p, 'type_descriptor', None)
-    if (d is None or getattr(p, '_runtime_param', 0) is not None or d.file_annotation is not None
-            or d.parameter_info.parser is not None): return p
-    if d.annotation in (str, bool) or (d.annotation is Path and d.parameter_info.path_type is None):
-        p._runtime_param = _PlainParam(d.parameter_info, d.annotation)
-    return p
-
-# %% ../../nbs/recogs/09_cli.ipynb #a31da5ce
-class PlainCommand(TyperCommand):
-    "A typer command (`@app.command(cls=PlainCommand)`) whose plain parameters, `--help` too, convert without pydantic."
-    def parse_args(self, ctx, args):
-        for p in self.get_params(ctx): plain_param(p)
-        return super().parse_args(ctx, args)
-
-# %% ../../nbs/recogs/09_cli.ipynb #34e81249
-class PlainGroup(TyperGroup):
-    """A typer group (`typer.Typer(cls=PlainGroup)`) whose own plain parameters (`--help`, and typer's completion
-    options on a top group) convert without pydantic."""
-    def parse_args(self, ctx, args):
-        for p in self.get_params(ctx): plain_param(p)
-        return super().parse_args(ctx, args)
 
 # %% ../../nbs/recogs/09_cli.ipynb #0dddd214
 app = typer.Typer(cls=PlainGroup, help="ReCOGS (Wu et al. 2023): score COGS/ReCOGS predictions and convert COGS into its variants.",

@@ -143,8 +143,8 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
         executor: str = typer.Option('local', help="local: runs on this machine; dask: each run is a task on a Dask cluster."),
         workers: int = typer.Option(1, min=1, help='Runs at once (local), or LocalCluster worker processes (dask without --scheduler).'),
         scheduler: Optional[str] = typer.Option(None, help='Address of a running Dask scheduler, e.g. tcp://host:8786 (dask only).')):
-    "Execute a paper's grid with papermill: fresh runs are skipped, committed rows are used, an interrupted grid resumes."
-    from cogen_lib.runner import run_grid, plan_runs, NotApplicable
+    "Execute a paper's grid with papermill: fresh runs are skipped, committed rows are used, an interrupted grid resumes; then the summaries, and the table of models across papers (models.md)."
+    from cogen_lib.runner import run_grid, plan_runs, run_models_table, NotApplicable
     from cogen_lib.grid import list_papers, load_grid
     from cogen_lib.core import project_root
     if out is not None: check_out_path(out, 'dir')
@@ -160,8 +160,10 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
         if skipped and len(skipped) == len(papers): raise CogenError(f"run all: the changes apply to no paper, e.g. {next(iter(skipped.values()))}")
         for p, why in skipped.items(): typer.echo(f"{p}: skipped: {why}")
         papers = [p for p in papers if p not in skipped]
-    try: reps = [run_grid(p, profile, out=out, force=force, executor=executor, workers=workers, scheduler=scheduler, models=models, sets=sets)
-                 for p in papers]
+    try:
+        reps = [run_grid(p, profile, out=out, force=force, executor=executor, workers=workers, scheduler=scheduler, models=models, sets=sets)
+                for p in papers]
+        if not any(r.failed for r in reps): run_models_table(profile, out=out, log=typer.echo)   # the models table across papers
     except KeyboardInterrupt: interrupted()
     if any(r.failed for r in reps): raise typer.Exit(1)
 

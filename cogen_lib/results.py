@@ -8,14 +8,15 @@ import json, os, sys
 from pathlib import Path
 from fastcore.basics import patch
 from .core import CogenError, project_root, lib_version, atomic_write_text, FILE_MODE
-from .grid import RunFiles, source_commit
+from .grid import PROFILES, RunFiles, source_commit
 
 # %% auto #0
-__all__ = ['RESULT_COLUMNS', 'VERDICT_COLUMNS', 'PROVENANCE_PROFILES', 'PROVENANCE_COLUMNS', 'THREADS_COLUMN',
+__all__ = ['RESULT_COLUMNS', 'VERDICT_COLUMNS', 'HEADLINE_COLUMNS', 'PROVENANCE_PROFILES', 'PROVENANCE_COLUMNS', 'THREADS_COLUMN',
            'VERIFY_IGNORED_COLUMNS', 'VOLATILE_SUFFIXES', 'VOLATILE_NAMES', 'VERIFY_RULE', 'Recorder',
            'notebook_params', 'run_context', 'SavedFigure', 'save_figure', 'SavedTable', 'save_table', 'save_verdicts',
-           'read_result_files', 'collect_results', 'summary_rows', 'provenance_columns', 'committed_dir',
-           'check_provenance', 'committed_rows', 'volatile', 'compare_rows', 'compare_items']
+           'check_headline', 'save_headline', 'read_headlines', 'model_revision', 'models_table', 'read_result_files',
+           'collect_results', 'summary_rows', 'provenance_columns', 'committed_dir', 'check_provenance',
+           'committed_rows', 'volatile', 'compare_rows', 'compare_items']
 
 # %% ../nbs/04a_results.ipynb #07e9bbee
 RESULT_COLUMNS = ['paper', 'model', 'split', 'seed', 'metric', 'value', 'n', 'ci_low', 'ci_high', 'lib_version']
@@ -154,6 +155,144 @@ def save_verdicts(rows: list[dict], out_dir: Path | str, caption: str = '') -> S
     df = pd.DataFrame(rows)
     df = df[list(VERDICT_COLUMNS) + [c for c in df.columns if c not in VERDICT_COLUMNS]]
     return save_table(df, out_dir, 'verdicts', caption=caption or 'Verdicts computed from the rows: one row per claim of the paper.')
+
+# %% ../nbs/04a_results.ipynb #2d5d7b72
+HEADLINE_COLUMNS = ('paper', 'measure', 'model', 'revision', 'profile', 'budget', 'n', 'value', 'ci_low', 'ci_high', 'interval',
+                    'baseline', 'baseline_value', 'source')
+"The columns of a headline table, in order; `paper`, `measure`, `model`, `value` and `source` are required in every row, and a row of ours (`source` 'ours') needs them all but `revision` and `baseline_value`."
+
+def check_headline(df, where: str = 'headline'):
+    """The headline rows `df` (a DataFrame: the dicts `save_headline` takes, or a `headline.csv` read back) with
+    `HEADLINE_COLUMNS` in order, text cells '' where empty, `n` whole numbers. Refuses, naming `where`, the row and the
+    column: no rows, an unknown or missing required column, two papers, a value that is not a finite number; in a row
+    of ours (`source` 'ours') a missing n, interval (`ci_low` <= `value` <= `ci_high`, and its method in `interval`),
+    profile, budget or baseline (its name, or words saying there is none on these items); a `source` neither 'ours'
+    nor 'paper: ...'; the same model, revision, profile, budget and source twice for one measure."""
+    import math
+    import pandas as pd
+    if df is None or len(df) == 0: raise CogenError(f"{where}: no headline rows; a summary writes at least the paper's own models (source 'paper: ...') or one row of ours")
+    unknown = [c for c in df.columns if c not in HEADLINE_COLUMNS]
+    if unknown: raise CogenError(f"{where}: unknown column {unknown[0]!r}; a headline has exactly the columns {list(HEADLINE_COLUMNS)}")
+    miss = [c for c in ('paper', 'measure', 'model', 'value', 'source') if c not in df.columns]
+    if miss: raise CogenError(f"{where}: no column {miss[0]!r}; every headline row needs paper, measure, model, value and source")
+    df = df.reset_index(drop=True).reindex(columns=list(HEADLINE_COLUMNS))
+    blank = lambda v: v is None or (isinstance(v, float) and v != v) or (isinstance(v, str) and not v.strip())
+    def num(v):
+        try: x = float(v)
+        except (TypeError, ValueError): return None
+        return x if math.isfinite(x) else None
+    text = ('paper', 'measure', 'model', 'revision', 'profile', 'budget', 'interval', 'baseline', 'source')
+    out = {c: [] for c in HEADLINE_COLUMNS}
+    for i, r in df.iterrows():
+        row = f"{where}: row {i + 1} ({r['model'] if not blank(r['model']) else '?'}, {r['measure'] if not blank(r['measure']) else '?'})"
+        t = {c: '' if blank(r[c]) else str(r[c]).strip() for c in text}
+        for c in ('paper', 'measure', 'model', 'source'):
+            if not t[c]: raise CogenError(f"{row}: empty {c}")
+        ours = t['source'] == 'ours'
+        if not ours and not t['source'].startswith('paper'):
+            raise CogenError(f"{row}: source {t['source']!r}; use 'ours' for our runs and 'paper: <where>' for the paper's own models")
+        v = num(r['value'])
+        if v is None: raise CogenError(f"{row}: value {r['value']!r} is not a finite number")
+        n, lo, hi, bv = (None if blank(r[c]) else num(r[c]) for c in ('n', 'ci_low', 'ci_high', 'baseline_value'))
+        for c, x in (('n', n), ('ci_low', lo), ('ci_high', hi), ('baseline_value', bv)):
+            if x is None and not blank(r[c]): raise CogenError(f"{row}: {c} {r[c]!r} is not a finite number")
+        if n is not None and (n < 1 or n != int(n)): raise CogenError(f"{row}: n {r['n']!r} is not a count of items (a whole number >= 1)")
+        if ours:
+            if n is None: raise CogenError(f"{row}: no n; every number of ours carries the count of items it is computed on")
+            for c in ('interval', 'profile', 'budget', 'baseline'):
+                if not t[c]: raise CogenError(f"{row}: empty {c}; a row of ours names its interval method (Wilson, seeds (k), clustered, ...), "
+                                              "the profile, the budget in short words and the best baseline on the same items (or says there is none)")
+        if (lo is None) != (hi is None) or (ours and lo is None):
+            raise CogenError(f"{row}: no interval ({'ci_low' if lo is None else 'ci_high'} missing); "
+                             + ("every number of ours carries its 95% interval" if ours else "give both ends, as the paper prints them, or neither"))
+        if lo is not None:
+            tol = 1e-9 * max(1.0, abs(v))
+            if not lo - tol <= v <= hi + tol: raise CogenError(f"{row}: value {v} is not inside its interval [{lo}, {hi}]")
+            if not t['interval']: raise CogenError(f"{row}: empty interval; say how [{lo}, {hi}] was computed (e.g. 'Wilson', 'seeds (3)', 'paper: bootstrap, 20 runs')")
+        for c in text: out[c].append(t[c])
+        for c, x in (('value', v), ('ci_low', lo), ('ci_high', hi), ('baseline_value', bv)): out[c].append(x)
+        out['n'].append(None if n is None else int(n))
+    res = pd.DataFrame({c: pd.Series(out[c], dtype=object) for c in HEADLINE_COLUMNS})      # object: an empty cell stays None, n stays whole
+    if res.paper.nunique() > 1: raise CogenError(f"{where}: rows of {sorted(res.paper.unique())}; a headline table holds one paper's rows")
+    key = ['measure', 'model', 'revision', 'profile', 'budget', 'source']
+    dup = res.duplicated(key, keep=False)
+    if dup.any():
+        d = res[dup].iloc[0]
+        raise CogenError(f"{where}: {d.model} ({d.source}, profile {d.profile or '-'}, budget {d.budget or '-'}) has two rows for {d.measure!r}; one row per model, revision, profile and budget")
+    return res
+
+# %% ../nbs/04a_results.ipynb #cf930e35
+def save_headline(rows: list[dict], out_dir: Path | str, caption: str = '') -> SavedTable:
+    """Write `rows` (one dict per model, profile and budget of ours, and per model of the paper, with `HEADLINE_COLUMNS`;
+    see `check_headline`, which refuses bad ones before anything is written) as the table `headline` in `out_dir`
+    (see `save_table`) and show it."""
+    import pandas as pd
+    df = check_headline(pd.DataFrame(list(rows)), f"save_headline({out_dir})")
+    return save_table(df, out_dir, 'headline', caption=caption or (
+        f"Headline of {df.paper.iloc[0]}: ours (value [95% interval], n, profile, budget) beside the best baseline on the same "
+        "items, and the paper's own models (source 'paper: ...') as the paper prints them; values in the measure's unit."))
+
+# %% ../nbs/04a_results.ipynb #dd50f19d
+def read_headlines(paths: list[Path | str]):
+    "The rows of the headline files `paths` (`headline.csv`, one paper each), each checked by `check_headline`, in path order."
+    import pandas as pd
+    if not paths: raise CogenError("no headline files: each paper's summary writes figures/<paper>/headline.csv; run `cogen run <paper> --profile cpu` first")
+    frames, seen = [], {}
+    for p in sorted(Path(x) for x in paths):
+        try: df = pd.read_csv(p, keep_default_na=False, na_values=[''], dtype={'revision': str, 'budget': str, 'baseline': str})
+        except (OSError, ValueError) as e: raise CogenError(f"{p}: cannot be read as a headline table ({type(e).__name__}: {e}); rerun its paper's summary") from None
+        df = check_headline(df, str(p))
+        paper = df.paper.iloc[0]
+        if paper in seen: raise CogenError(f"{p} and {seen[paper]} both hold the headline of {paper!r}; keep one")
+        seen[paper] = p; frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+# %% ../nbs/04a_results.ipynb #7bdbdd29
+def model_revision(rows, model: str) -> str:
+    "The revision of `model`'s weights that its result `rows` record (a `revision` column; several joined by ', '), '' when they record none."
+    if 'revision' not in rows.columns: return ''
+    revs = rows.loc[rows.model == model, 'revision'].dropna().astype(str).str.strip()
+    return ', '.join(sorted(set(revs[revs != ''])))
+
+# %% ../nbs/04a_results.ipynb #0d6cee11
+def models_table(headlines):
+    """`(table, budgets)` from the checked headline rows of one or more papers (`read_headlines`): `table` has one row
+    per model of ours (`source` 'ours', by model and revision) and per model of a paper (`source` its 'paper: ...'),
+    and per (paper, measure) a column `<paper>: <measure>` ('—' where the model has no result) and for ours
+    `<paper>: best baseline`; `budgets` says for every cell shown its profile, budget, n and interval."""
+    import pandas as pd
+    h = headlines.copy()
+    h['ours_'] = h.source == 'ours'
+    rank = {p: i for i, p in enumerate(PROFILES)}
+    h['rank_'] = [-rank.get(p, -1) for p in h.profile]
+    h['n_'] = [-(n or 0) for n in h.n]
+    h = h.sort_values(['ours_', 'rank_', 'n_', 'budget'], ascending=[False, True, True, True], kind='stable')
+    groups = list(dict.fromkeys(zip(h.sort_values('paper', kind='stable').paper, h.sort_values('paper', kind='stable').measure)))
+    f1 = lambda x: f"{x:.1f}"
+    def cell(r):
+        ci = f" [{f1(r.ci_low)}, {f1(r.ci_high)}]" if r.ci_low is not None else ''
+        extra = ', '.join(x for x in ((f"n={r.n:,}" if r.n is not None else ''), r.profile) if x)
+        return f"{f1(r.value)}{ci}" + (f" ({extra})" if extra else '')
+    def base(r):
+        return f"{r.baseline}: {f1(r.baseline_value)}" if r.baseline_value is not None else r.baseline
+    rows, budgets = {}, []
+    for r in h.itertuples(index=False):
+        key = ('ours', r.model, r.revision) if r.ours_ else (r.source, r.model, '')
+        row = rows.setdefault(key, {'source': key[0], 'model': r.model, 'revision': r.revision or ('—' if r.ours_ else '')})
+        col = f"{r.paper}: {r.measure}"
+        if col in row: continue                                  # the first row after sorting: largest profile, then n
+        row[col] = cell(r)
+        if r.ours_: row[f"{r.paper}: best baseline"] = base(r)
+        budgets.append({'paper': r.paper, 'measure': r.measure, 'source': key[0], 'model': r.model, 'revision': r.revision,
+                        'profile': r.profile, 'budget': r.budget, 'n': r.n if r.n is not None else '', 'interval': r.interval})
+    cols = ['source', 'model', 'revision'] + [c for p, m in groups for c in (f"{p}: {m}", f"{p}: best baseline")]
+    order = sorted(rows, key=lambda k: (k[0] != 'ours', k[0], k[1], k[2]))
+    table = pd.DataFrame([rows[k] for k in order]).reindex(columns=cols)
+    table = table.drop(columns=[c for c in cols if c.endswith(': best baseline') and table[c].isna().all()])
+    ours = table.source == 'ours'
+    for c in table.columns[3:]: table[c] = [v if isinstance(v, str) else ('—' if o or not c.endswith(': best baseline') else '') for v, o in zip(table[c], ours)]
+    budgets = sorted(budgets, key=lambda d: (d['paper'], d['measure'], d['source'] != 'ours', d['source'], d['model'], d['revision']))
+    return table.reset_index(drop=True), pd.DataFrame(budgets, columns=['paper', 'measure', 'source', 'model', 'revision', 'profile', 'budget', 'n', 'interval'])
 
 # %% ../nbs/04a_results.ipynb #cf215271
 def read_result_files(folder: Path | str, paper: str, slugs: list[str] | None = None):

@@ -10,15 +10,15 @@ from pathlib import Path
 import pandas as pd
 from .core import CogenError, project_root, stable_hash, sha256_file, atomic_write_text, make_rng, cache_dir, temp_env
 from .grid import (Run, Grid, RunFiles, load_grid, notebook_hash, library_hash, source_commit, notebook_parameters,
-                            set_parameters)
+                            set_parameters, FIGURE_PROFILES)
 from .results import (PROVENANCE_PROFILES, VERIFY_RULE, provenance_columns, check_provenance, committed_dir,
                                compare_rows, compare_items, _device)
 from .kernel import kernel_args
 
 # %% auto #0
-__all__ = ['MAX_ERROR_CHARS', 'EXECUTORS', 'VERIFY_SHARED_CACHES', 'MAX_LISTED_DIFFERENCES', 'GridReport', 'is_fresh',
-           'execute_run', 'check_model_name', 'model_choices', 'NotApplicable', 'plan_runs', 'run_grid',
-           'reuse_committed', 'import_results', 'verify_committed', 'run_summary']
+__all__ = ['MAX_ERROR_CHARS', 'EXECUTORS', 'VERIFY_SHARED_CACHES', 'MAX_LISTED_DIFFERENCES', 'MODELS_NOTEBOOK', 'GridReport',
+           'is_fresh', 'execute_run', 'check_model_name', 'model_choices', 'NotApplicable', 'plan_runs', 'run_grid',
+           'reuse_committed', 'import_results', 'verify_committed', 'run_summary', 'run_models_table']
 
 # %% ../nbs/04_runner.ipynb #1aeb38bf
 @dataclass
@@ -433,4 +433,33 @@ def run_summary(grid: Grid, notebook: str, profile: str, root: Path, out: Path, 
                         parameters=params, **kernel_args(f.kernel_log))
     atomic_write_text(f.manifest, json.dumps({'paper': grid.paper, 'profile': profile, 'notebook': notebook, 'params': params,
                                               'runs': len(slugs), 'commit': source_commit(root)}, indent=1))
+    return f.notebook
+
+# %% ../nbs/04_runner.ipynb #0fd2675c
+MODELS_NOTEBOOK = 'nbs/models.ipynb'
+"The cross-paper notebook `cogen run` executes after the papers' summaries: one row per model over every paper's headline table."
+
+def run_models_table(profile: str, root: Path | str | None = None, out: Path | str | None = None, log=print) -> Path | None:
+    """Execute `MODELS_NOTEBOOK` of `root` over the headline tables that the summaries of `profile` wrote under `out`
+    (`RunFiles.figures(profile)/headline.csv` of every paper), writing `models` and `models_budgets` into `out/figures/`
+    (the `FIGURE_PROFILES`) or `out/runs/_models/figures-<profile>/` (the others, so a smoke run never touches
+    `figures/`); returns the executed notebook (`runs/_models/models-<profile>.ipynb`), or None, saying why in one line,
+    when no summary wrote a headline table or the project has no such notebook."""
+    import glob
+    import papermill as pm
+    root = Path(root).resolve() if root else project_root(); out = Path(out).resolve() if out else root
+    pattern = RunFiles(out, '*').figures(profile)/'headline.csv'
+    if not glob.glob(str(pattern)):
+        log(f"models table ({profile}): no summary wrote a headline table ({pattern}); not written"); return None
+    if not (root/MODELS_NOTEBOOK).exists():
+        log(f"models table ({profile}): this project has no {MODELS_NOTEBOOK}; not written"); return None
+    f = RunFiles(out, '_models', f'models-{profile}')
+    figs = out/'figures' if profile in FIGURE_PROFILES else f.runs_dir/f'figures-{profile}'
+    params = {'headlines': str(pattern), 'figures_dir': str(figs), 'profile': profile, 'root': str(root)}
+    f.runs_dir.mkdir(parents=True, exist_ok=True)
+    pm.execute_notebook(str(root/MODELS_NOTEBOOK), str(f.notebook), cwd=str(root), kernel_name='python3', language='python',
+                        progress_bar=False, parameters=params, **kernel_args(f.kernel_log))
+    atomic_write_text(f.manifest, json.dumps({'paper': '_models', 'profile': profile, 'notebook': MODELS_NOTEBOOK, 'params': params,
+                                              'commit': source_commit(root)}, indent=1))
+    log(f"models table ({profile}): {figs/'models.md'}")
     return f.notebook

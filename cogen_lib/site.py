@@ -163,10 +163,16 @@ def grid_notebooks(root: Path | str | None = None) -> set[Path]:
 
 # %% ../nbs/06_site.ipynb #f53cb528
 def library_notebooks(root: Path | str | None = None) -> list[Path]:
-    "Notebooks under `nbs/` that no grid runs, in reading order: the course, the core, then each paper's."
+    """Notebooks under `nbs/` that no grid runs, in reading order: the course, the core, then each paper's. Not those
+    that `nbdev_test` skips (`- skip_exec: true`): they need the inputs the runner gives them (the models notebook)."""
     root = Path(root) if root else project_root()
     skip = grid_notebooks(root)
-    nbs = [p for p in (root/'nbs').rglob('*.ipynb') if '.ipynb_checkpoints' not in p.parts and not p.name.startswith('_') and p.resolve() not in skip]
+    def skips_exec(p: Path) -> bool:
+        first = next((c for c in json.loads(p.read_text(encoding='utf-8'))['cells'] if c['cell_type'] == 'markdown'), None)
+        src = ''.join(first['source']) if first and isinstance(first['source'], list) else (first or {}).get('source', '')
+        return bool(re.search(r'^-[ \t]*skip_exec:[ \t]*true[ \t]*$', src, re.M | re.I))
+    nbs = [p for p in (root/'nbs').rglob('*.ipynb') if '.ipynb_checkpoints' not in p.parts and not p.name.startswith('_')
+           and p.resolve() not in skip and not skips_exec(p)]
     order = lambda p: (p.parent.name != 'course', p.parent != root/'nbs', str(p.relative_to(root)))
     return sorted(nbs, key=order)
 
@@ -533,8 +539,12 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
                "last re-executed a sample of them.\n", *verdicts]
         models = committed_root/'figures'/'models.md'
         if models.exists():
-            (src/'models.md').write_text(f"# Models\n\n{_md_text(models.read_text())}\n\n<small>From `figures/models.md`.</small>\n")
-            idx.append("## Models\n\nThe models of every paper's runs in one table: {doc}`models`.\n\n```{toctree}\n:hidden:\n\nmodels\n```\n")
+            budgets = models.with_name('models_budgets.md')
+            more = f"\n\n## The budget of each cell\n\n{_md_text(budgets.read_text())}" if budgets.exists() else ''
+            (src/'models.md').write_text(f"# Models\n\n{_md_text(models.read_text())}{more}\n\n<small>From `figures/models.md`"
+                                         + (" and `figures/models_budgets.md`" if more else '') + ".</small>\n")
+            idx.append("## Models\n\nOne row per model across the papers, ours and the papers' own: each paper's headline measure with its "
+                       "interval, n and best baseline (`nbs/models.ipynb`, run by `cogen run`): {doc}`models`.\n\n```{toctree}\n:hidden:\n\nmodels\n```\n")
         for caption, head, desc, pages in groups:
             idx.append(f"## {head}\n\n{desc}\n\n{_links(pages)}\n\n{_toc(caption, pages)}")
         (src/'index.md').write_text('\n'.join(idx))

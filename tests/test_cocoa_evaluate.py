@@ -5,6 +5,7 @@ from types import SimpleNamespace
 import numpy as np, pandas as pd
 import pytest
 from cogen_lib.core import CogenError
+from cogen_lib.metrics import mcnemar
 from cogen_lib.cocoa import evaluate as ev
 from cogen_lib.cocoa.check import check_record as independent_check
 
@@ -90,9 +91,60 @@ def test_least_to_most_makes_two_calls_per_question(recs):
 
 
 def test_loglik_picks_the_most_likely_continuation(recs):
-    df, s = ev.evaluate_records(recs, FakeLM(prefer='B'), 'loglik')
+    lm = FakeLM(prefer='B')
+    df, s = ev.evaluate_records(recs, lm, 'loglik')
     assert df.predicted.tolist() == ['B', 'B', 'B'] and df.correct.tolist() == [True, True, False]
-    assert s['parse_failure_rate'] == 0 and s['model_calls'] == 15
+    assert s['parse_failure_rate'] == 0 and s['model_calls'] == 33          # five letters, the lead and five option texts per question
+    assert df.predicted_content.tolist() == ['A', 'A', 'A']                  # the texts tie: the earliest letter
+    assert lm.prompts == []                                                  # nothing generated
+
+
+def test_loglik_scores_letters_and_texts_after_one_shared_context(recs):
+    seen = {}
+    class Spy(FakeLM):
+        def score_options(self, prompt, options, batch_size=8, chat=None, desc=None):
+            seen.update(prompt=list(prompt), options=list(options))
+            return super().score_options(prompt, options, batch_size=batch_size, chat=chat, desc=desc)
+    ev.evaluate_records(recs[:1], Spy(), 'loglik')
+    assert len(set(seen['prompt'])) == 1 and seen['prompt'][0] == ev.question_prompt(recs[0])
+    assert seen['options'][:6] == [f' The answer is Option {L}' for L in 'ABCDE'] + [' The answer is']   # the letters as exported to lm-eval
+    assert seen['options'][6:] == [' The answer is ' + ev.render_flight(recs[0]['options'][L]) for L in 'ABCDE']
+
+
+def test_rotations_make_a_constant_answer_earn_exactly_chance(recs):
+    for style in ('direct', 'loglik'):
+        df, s = ev.evaluate_records(recs, FakeLM(prefer='C', replies=['The answer is Option C']), style, max_new_tokens=None, rotations=5)
+        assert len(df) == 15 and s['n'] == 3 and s['rotations'] == 5
+        assert df.groupby('id').correct.mean().tolist() == pytest.approx([0.2] * 3)
+        assert s['rotated_accuracy'] == pytest.approx(0.2) and s['rotated_ci_low'] < 0.2 < s['rotated_ci_high']
+        v = ev.vs_best_baseline(df.drop(columns='shortcut'))           # against the input-blind baselines: no difference
+        assert v['rotated']['effect'] == pytest.approx(0.0) and v['rotated']['p'] == 1.0
+        assert ev.baseline_verdict(v['rotated']).startswith('not distinguishable')
+        w = ev.vs_best_baseline(df)                                      # the shortcut is right more often than 1 in 5 here
+        sc = df.shortcut.eq(df.gold).mean()
+        assert sc > 0.2 and w['rotated']['baseline'] == ev.SHORTCUT_NAME and w['rotated']['effect'] == pytest.approx(0.2 - sc)
+    # the gold letter moves with the right option
+    r = ev.rotate_options(recs[1], 2)
+    assert r['options'][r['answer']] == recs[1]['options'][recs[1]['answer']] and independent_check(r) == []
+
+
+def test_intervals_are_never_zero_width_for_small_n():
+    for flags, clusters in (([0] * 6, None), ([1] * 6, None), ([0] * 6, list('aabbcc')), ([0] * 10, ['q'] * 10)):
+        a = ev.accuracy_interval(flags, clusters)
+        assert a['ci_high'] - a['ci_low'] > 0.3, (flags, clusters, a)
+    df = pd.DataFrame(dict(correct=[False] * 6, parse_failed=[True] * 6, is_typical=[True, False] * 3,
+                           query_id=list('aabbcc'), id=[f'q{i}' for i in range(6)]))
+    t = ev.accuracy_by_typical(df)
+    assert (t.ci_high > 0.3).all() and (t.ci_low == 0).all()
+
+
+def test_item_outcomes_are_unique_and_paired_across_styles(recs):
+    a, _ = ev.evaluate_records(recs, FakeLM(replies=['The answer is Option B']), 'direct', max_new_tokens=8, rotations=5)
+    b, _ = ev.evaluate_records(recs, FakeLM(prefer='B'), 'loglik', rotations=5)
+    ia, ib = ev.item_outcomes(a), ev.item_outcomes(b)
+    assert ia.item.is_unique and list(ia.item) == list(ib.item)              # the same items in the same order: pairable
+    assert (ia.correct == ib.correct).all() and 'correct_content_norm' in ib and 'correct_content' not in ia
+    assert mcnemar(ia.correct, ib.correct)['p'] == 1.0                      # pairs by item: no discordant pair
 
 
 def test_evaluate_rejects_bad_input(recs):
@@ -112,7 +164,7 @@ def test_analyses_tables():
     df = pd.DataFrame(dict(correct=[True, False, True, True, False], parse_failed=[False, True, False, False, False],
                            is_typical=[True, True, False, True, False], slots=[2, 2, 3, 3, 4], minterms=[2, 2, 2, 2, 3],
                            lcc=[2, 2, 3, np.nan, 3], longest_path=[2, 2, 3, 3, 4], max_degree=[1, 1, 2, 2, 2]))
-    a = ev.analyses(df, n_boot=200)
+    a = ev.analyses(df)
     assert a['typical'].group.tolist() == ['regular', 'atypical', 'total']
     assert a['typical'].accuracy.tolist() == pytest.approx([2/3, 0.5, 0.6])
     assert a['config'][['slots', 'minterms']].values.tolist() == [[2, 2], [3, 2], [4, 3]]
@@ -123,11 +175,12 @@ def test_analyses_tables():
 
 def test_entropy_density_integrates_to_one_on_unit_interval():
     df = pd.DataFrame(dict(correct=[True] * 4 + [False] * 3, gold_entropy=[0.0, 0.0, 0.65, 0.81, 1.0, 1.0, np.nan]))
-    d = ev.entropy_density(df)
+    with pytest.raises(CogenError, match='fewer than min_points=30'): ev.entropy_density(df)
+    d = ev.entropy_density(df, min_points=2)
     for o, g in d.groupby('outcome'):
         assert np.trapezoid(g.density, g.entropy) == pytest.approx(1.0, abs=0.02)
     assert d[d.outcome == 'wrong'].n_missing.iloc[0] == 1 and d[d.outcome == 'wrong'].n.iloc[0] == 2
-    with pytest.raises(CogenError): ev.entropy_density(pd.DataFrame(dict(correct=[True], gold_entropy=[np.nan])))
+    with pytest.raises(CogenError): ev.entropy_density(pd.DataFrame(dict(correct=[True], gold_entropy=[np.nan])), min_points=1)
 
 
 def test_select_questions_round_robin():

@@ -40,7 +40,10 @@ def test_full_set_every_record_checks(full_set):
         assert r['answer'] in 'ABCDE' and set(r['option_truth']) == set('ABCDE')
     typ = Counter(r['is_typical'] for r in recs)
     assert typ[True] > 50 and typ[False] > 50
-    assert Counter(r['answer'] for r in recs).keys() == set('ABCDE')
+    for c in CONFIGS:                                            # the gold letter is balanced per configuration
+        assert Counter(r['answer'] for r in recs if tuple(r['config']) == c) == {L: 20 for L in 'ABCDE'}
+        first = [r['answer'] for r in recs if tuple(r['config']) == c][:10]
+        assert Counter(first) == {L: 2 for L in 'ABCDE'}            # and so is every prefix of 5k questions
 
 
 def test_record_schema(full_set):
@@ -189,6 +192,21 @@ def test_bench_baseline_evaluator_matches():
         assert (T == q.truth).all() and (sat == q.sat).all() and np.allclose(ent, q.entropy)
 
 
+def test_balancing_leaves_queries_and_option_sets_unchanged():
+    "The gold letter comes from a child stream: the same queries and the same five flights per question as an unbalanced draw."
+    from cogen_lib.cocoa import generate as G
+    routes = make_routes(make_rng(0), n_routes=6)
+    tables = [FlightTable(r.flights) for r in routes]
+    bal = G.generate_config(3, 2, 10, make_rng(4), routes, tables)
+    fixed = G.generate_config(3, 2, 10, make_rng(4), routes, tables, gold_rng=make_rng(99))
+    assert [r['query'] for r in bal] == [r['query'] for r in fixed]
+    flights = lambda r: sorted(json.dumps(o, sort_keys=True) for o in r['options'].values())
+    assert [flights(r) for r in bal] == [flights(r) for r in fixed]
+    assert [r['options'][r['answer']] for r in bal] == [r['options'][r['answer']] for r in fixed]   # the same right flight
+    assert Counter(r['answer'] for r in bal) == Counter(r['answer'] for r in fixed) == {L: 2 for L in 'ABCDE'}
+    assert all(check_record(r) == [] for r in bal + fixed)
+
+
 def test_generate_errors():
     with pytest.raises(CogenError, match='per_config'): generate(0)
     with pytest.raises(CogenError, match='no such file'): read_jsonl('/nonexistent/x.jsonl')
@@ -227,16 +245,19 @@ def test_cli_eval_missing_module(tmp_path, monkeypatch):
 
 def test_cli_eval_prints_accuracy_and_parse_failures(tmp_path, monkeypatch):
     seen = {}
-    def evaluate_file(data_path, model, prompt_style, limit=None):
-        seen.update(data=str(data_path), model=model, style=prompt_style, limit=limit)
-        df = pd.DataFrame(dict(correct=[True, False, True, False], parse_failed=[False, True, False, False]))
-        return df, dict(accuracy=0.5, parse_failure_rate=0.25)
+    def evaluate_file(data_path, model, prompt_style, limit=None, rotations=1):
+        seen.update(data=str(data_path), model=model, style=prompt_style, limit=limit, rotations=rotations)
+        df = pd.DataFrame(dict(correct=[True, False, True, False] * rotations, parse_failed=[False, True, False, False] * rotations))
+        return df, dict(n=4, accuracy=0.5, parse_failure_rate=0.25, rotated_accuracy=0.3, rotated_ci_low=0.1, rotated_ci_high=0.6)
     fake = types.ModuleType('cogen_lib.cocoa.evaluate'); fake.evaluate_file = evaluate_file
     monkeypatch.setitem(sys.modules, 'cogen_lib.cocoa.evaluate', fake)
     res = CliRunner().invoke(app, ['eval', '--model', 'm', '--prompt', 'cot-full', '--data', 'd.jsonl', '--limit', '4'])
     assert res.exit_code == 0, res.output
-    assert 'accuracy 0.500' in res.output and 'parse-failure rate 0.250' in res.output
-    assert seen == dict(data='d.jsonl', model='m', style='cot-full', limit=4)
+    assert 'accuracy 0.500' in res.output and 'parse-failure rate 0.250' in res.output and 'rotations' not in res.output
+    assert seen == dict(data='d.jsonl', model='m', style='cot-full', limit=4, rotations=1)
+    res = CliRunner().invoke(app, ['eval', '--model', 'm', '--prompt', 'loglik', '--data', 'd.jsonl', '--rotations', '5'])
+    assert res.exit_code == 0, res.output
+    assert '4 questions | accuracy 0.500 | over 5 rotations 0.300 [0.100, 0.600]' in res.output and seen['rotations'] == 5
 
 
 def test_paraphrase_hook_keeps_structure(full_set, monkeypatch):

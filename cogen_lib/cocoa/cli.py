@@ -62,15 +62,17 @@ def stats_cmd(data: Path = typer.Argument(..., help='A jsonl file written by `co
 def eval_cmd(model: str = typer.Option(..., '--model', help='Model registry name, local path or openai:<model>.'),
              prompt: str = typer.Option('direct', '--prompt', help='Prompt style: direct, cot-partial, cot-full, least-to-most or loglik (scores of different styles are not comparable).'),
              data: Path = typer.Option(..., '--data', help='A jsonl file written by `cogen cocoa generate`.'),
-             limit: Optional[int] = typer.Option(None, '--limit', min=1, help='Evaluate only the first N questions.')):
-    "Evaluate a model on a generated set; prints accuracy and the parse-failure rate."
+             limit: Optional[int] = typer.Option(None, '--limit', min=1, help='Evaluate only the first N questions.'),
+             rotations: int = typer.Option(1, '--rotations', min=1, max=5, help='Ask every question in this many cyclic rotations of its options (5: position-robust accuracy; 1: as generated).')):
+    "Evaluate a model on a generated set; prints accuracy (raw order, and averaged over rotations) and the parse-failure rate."
     from cogen_lib.models import check_model_folder
     check_model_folder(model, '--model')                      # before any work: transformers would fail with a ValueError
     try: from cogen_lib.cocoa.evaluate import evaluate_file
     except ModuleNotFoundError as e:
         if e.name != 'cogen_lib.cocoa.evaluate': raise
         raise CogenError("cogen_lib.cocoa.evaluate is not installed: the evaluation module (nbs/cocoa evaluate notebook) is missing; run nbdev_export or update the checkout") from None
-    df, summary = evaluate_file(data, model, prompt, limit=limit)   # summary keys: see cocoa.evaluate._run_summary
-    ci = f" [{summary['ci_low']:.3f}, {summary['ci_high']:.3f}]" if 'ci_low' in summary else ''
+    df, summary = evaluate_file(data, model, prompt, limit=limit, rotations=rotations)   # summary keys: see cocoa.evaluate._run_summary
+    ci = lambda k: f" [{summary[k + 'ci_low']:.3f}, {summary[k + 'ci_high']:.3f}]" if k + 'ci_low' in summary else ''
     typer.echo(f"model {model} | prompt {summary.get('style_label', prompt)}")
-    typer.echo(f"{len(df)} questions | accuracy {summary['accuracy']:.3f}{ci} | parse-failure rate {summary['parse_failure_rate']:.3f}")
+    rot = (f" | over {rotations} rotations {summary['rotated_accuracy']:.3f}{ci('rotated_')}" if rotations > 1 else '')
+    typer.echo(f"{summary.get('n', len(df))} questions | accuracy {summary['accuracy']:.3f}{ci('')}{rot} | parse-failure rate {summary['parse_failure_rate']:.3f}")

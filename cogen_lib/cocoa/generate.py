@@ -19,8 +19,8 @@ from .check import check_record
 __all__ = ['LETTERS', 'CONFIGS', 'PAPER_TABLE1', 'PAPER_COUNTS', 'DISPLAY_FIELDS', 'CLAUSE_PROMPT', 'PARAGRAPH_PROMPT',
            'posform_direct', 'canonical_minterms', 'posform_clauses', 'draw_minterms', 'valid_pos', 'binary_entropy',
            'query_truth', 'choice_sets', 'dependency_graph', 'longest_simple_path', 'graph_metrics', 'Query',
-           'verbalize', 'draw_query', 'query_parts', 'make_record', 'config_rng', 'generate_config', 'generate',
-           'write_jsonl', 'iter_jsonl', 'read_jsonl', 'field_label', 'render_display', 'render_options',
+           'verbalize', 'draw_query', 'query_parts', 'make_record', 'config_rng', 'gold_positions', 'generate_config',
+           'generate', 'write_jsonl', 'iter_jsonl', 'read_jsonl', 'field_label', 'render_display', 'render_options',
            'field_type_problems', 'table1', 'record_graph', 'draw_dependency_graph', 'clause_texts', 'paraphrase']
 
 # %% ../../nbs/cocoa/02_generate.ipynb #998c430d
@@ -223,12 +223,21 @@ def make_record(q: Query, route: Route, option_ix: list[int], answer_pos: int, r
 def config_rng(seed: int, ci: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([int(seed), int(ci)]))
 
+# %% ../../nbs/cocoa/02_generate.ipynb #a7b4d0ba
+def gold_positions(n: int, rng: np.random.Generator) -> list[int]:
+    """`n` answer positions (0-4 for A-E), balanced: every block of five consecutive questions puts the answer once at
+    each letter, in an order drawn from `rng`; the first `5k` positions hold each letter exactly `k` times."""
+    if not isinstance(n, (int, np.integer)) or n < 0: raise CogenError(f"gold_positions: n must be a non-negative int, got {n!r}")
+    return [int(p) for _ in range(-(-int(n) // len(LETTERS))) for p in rng.permutation(len(LETTERS))][:int(n)]
+
 # %% ../../nbs/cocoa/02_generate.ipynb #35b12211
 def generate_config(n: int, m: int, per_config: int, rng: np.random.Generator, routes: list[Route],
                     tables: list[FlightTable] | None = None, sets_per_query: int = 3, check: bool = True,
-                    posform=posform_clauses, evaluator=query_truth) -> list[dict]:
-    "`per_config` checked records of configuration (n, m)."
+                    posform=posform_clauses, evaluator=query_truth, gold_rng: np.random.Generator | None = None) -> list[dict]:
+    """`per_config` checked records of configuration (n, m), their answers at the balanced `gold_positions` drawn from
+    `gold_rng` (default: a child stream of `rng`, `rng.spawn(1)[0]`, which leaves `rng`'s own draws unchanged)."""
     tables = tables or [FlightTable(r.flights) for r in routes]
+    golds = gold_positions(per_config, rng.spawn(1)[0] if gold_rng is None else gold_rng)
     recs, qi = [], 0
     while len(recs) < per_config:
         q = draw_query(rng, tables, n, m, posform=posform, evaluator=evaluator)
@@ -238,8 +247,10 @@ def generate_config(n: int, m: int, per_config: int, rng: np.random.Generator, r
         text, parts = verbalize(q, route), query_parts(q)
         for k, s in enumerate(sets[:per_config - len(recs)]):
             perm = rng.permutation(len(s)).tolist()
-            opts = [s[i] for i in perm]
-            rec = make_record(q, route, opts, perm.index(0), f"{qid}-{k}", qid, text, parts)
+            opts = [s[i] for i in perm]                     # shuffled; then the answer goes to its balanced position
+            at, to = perm.index(0), golds[len(recs)]
+            opts[at], opts[to] = opts[to], opts[at]
+            rec = make_record(q, route, opts, to, f"{qid}-{k}", qid, text, parts)
             if check and (probs := check_record(rec)): raise CogenError('generated an inconsistent question:\n' + '\n'.join(probs))
             recs.append(rec)
         qi += 1

@@ -59,8 +59,8 @@ expect('3.4', 'bools', 'd025d99255ce3ff8', "look at st['pairs_atom'], st['atoms'
 # 04 GroundCocoa
 expect('4.1', 'ints', 'cb801775d91966bd', "clauses(parse_pos(q['pos'])) is a list of the sum terms; q['primitives'] lists the primitives")
 expect('4.2', 'float2', 'd5042ba02591db1f', 'binary_entropy(k, n), or -(p log2 p + (1-p) log2 (1-p)) with p = k/n')
-expect('4.3', 'float2', '83d133d7be2234e2', "apply most_satisfied to every question and compare with its 'answer'")
-expect('4.4', 'letters', '3db86edbe7330019', "eval_tree(parse_pos(q['pos']), q['option_truth'][L]) for each letter L")
+expect('4.3', 'float2', '3e790165209849cd', "apply most_satisfied to every question and compare with its 'answer'")
+expect('4.4', 'letters', '8c6847e4e2b9892b', "eval_tree(parse_pos(q['pos']), q['option_truth'][L]) for each letter L")
 
 # 05 CGGC
 expect('5.1', 'str', 'e7adef940404d4c0', "a label is the distinct relation types of the edges, sorted and joined by '&'")

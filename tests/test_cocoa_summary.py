@@ -1,0 +1,223 @@
+"""The GroundCocoa summary end to end: on synthetic runs (fake models answering generated questions through the library's
+`evaluate_records`, their rows and per-item outcomes written by `record_results` and `Recorder.save_items`, as the run
+notebook writes them) its verdicts, Table 3 with its baselines and intervals, the letter-bias and cost tables and both
+figures come out with the numbers the items imply."""
+import ast, hashlib, json
+from pathlib import Path
+import numpy as np
+import pandas as pd
+import pytest
+from cogen_lib.results import Recorder
+from cogen_lib.cocoa import evaluate as ev
+from cogen_lib.cocoa.generate import generate
+
+NB = 'nbs/cocoa/summary.ipynb'
+STYLES_RUN = {'direct': 0, 'loglik': 0, 'cot-partial': 30, 'cot-full': 30, 'least-to-most': 30}   # style -> limit (0: all 60)
+
+
+def run_params(root: Path) -> dict:
+    "The parameters of the run notebook (nbs/cocoa/eval.ipynb) with their defaults: what every result row carries."
+    nb = json.loads((root/'nbs/cocoa/eval.ipynb').read_text())
+    src = next(''.join(c['source']) for c in nb['cells'] if 'parameters' in c['metadata'].get('tags', []))
+    return {n.target.id: ast.literal_eval(n.value) for n in ast.parse(src).body if isinstance(n, ast.AnnAssign)}
+
+
+class FakeLM:
+    """Answers a question right with probability `p(question)` (a fixed coin per prompt and model), else `wrong`; with
+    `constant`, always that letter. Knows the right letter by finding the question's rendered options in the prompt."""
+    revision = '0'
+    def __init__(self, name, answers, p=None, constant=None, wrong='A'):
+        self.name, self.answers, self.p, self.constant, self.wrong = name, answers, p, constant, wrong
+        self.stats = dict(model_calls=0, cache_hits=0, errors=0, new_tokens=0, model_seconds=0.0)
+    def _letter(self, prompt, salt=''):
+        if self.constant: return self.constant
+        hit = [v for k, v in self.answers.items() if k in prompt]
+        if not hit: return None
+        gold, lcc = hit[-1]
+        coin = int(hashlib.sha1(f"{self.name}|{salt}|{prompt}".encode()).hexdigest()[:8], 16) / 16 ** 8
+        return gold if coin < self.p(lcc) else (self.wrong if gold != self.wrong else 'B')
+    def generate(self, prompts, max_new_tokens=8, batch_size=8, chat=None, desc=None):
+        from types import SimpleNamespace
+        self.stats['model_calls'] += len(prompts); self.stats['new_tokens'] += 5 * len(prompts); self.stats['model_seconds'] += 0.01 * len(prompts)
+        out = []
+        for p in prompts:
+            L = self._letter(p)
+            out.append(SimpleNamespace(text='1. A requirement.' if L is None else f'So the answer is Option {L}.', error=None,
+                                       n_new_tokens=5, finish_reason='stop'))
+        return out
+    def score_options(self, prompt, options, batch_size=8, chat=None, desc=None):
+        self.stats['model_calls'] += len(options); self.stats['model_seconds'] += 0.01 * len(options)
+        out = []
+        for ctx, o in zip(prompt, options):
+            L = self._letter(ctx)
+            rec = next(v for k, v in self.texts.items() if k in ctx)
+            right = (f'{ev.LOGLIK_LEAD} Option {L}', f"{ev.LOGLIK_LEAD} {ev.render_flight(rec['options'][L])}", ev.LOGLIK_LEAD)
+            out.append(0.0 if o in right else -1.0 - 0.001 * len(o))
+        return out
+
+
+def fake_runs(folder: Path, root: Path) -> dict:
+    "Two fake models x five styles on 60 generated questions (30 for the CoT styles) in 5 rotations; returns the items per run."
+    qs = generate(10, seed=0)
+    answers, texts = {}, {}
+    for q in qs:
+        for k in range(5):
+            r = ev.rotate_options(q, k)
+            answers[ev.render_question(r)] = (r['answer'], q['lcc'])
+            texts[ev.render_question(r)] = r
+    good_p = {'direct': lambda lcc: 0.9 if lcc <= 2 else 0.3, 'loglik': lambda lcc: 0.9 if lcc <= 2 else 0.3,
+              'cot-partial': lambda lcc: 0.97, 'cot-full': lambda lcc: 0.6, 'least-to-most': lambda lcc: 0.2}
+    base, out = run_params(root), {}
+    folder.mkdir(parents=True, exist_ok=True)
+    for model in ('fake-good', 'fake-constant'):
+        for style, limit in STYLES_RUN.items():
+            lm = FakeLM(model, answers, p=good_p[style], constant='C' if model == 'fake-constant' else None)
+            lm.texts = texts
+            tokens = {'direct': 32, 'loglik': None}.get(style, 256)
+            rows, summary = ev.evaluate_records(qs, lm, style, limit=limit or None, max_new_tokens=tokens, rotations=5)
+            params = {**base, 'model': model, 'prompt_style': style, 'per_config': 10, 'limit': limit, 'max_new_tokens': tokens or 0,
+                      'rotations': 5, 'seed': 0}
+            params.pop('results_path', None)
+            slug = f"model={model}_prompt_style={style}-fake0001"
+            rec = Recorder('cocoa', {**params, 'data': 'generated(per_config=10, seed=0)'}, folder/f'{slug}.csv')
+            ev.record_results(rec, rows, summary)
+            rec.save_items(ev.item_outcomes(rows))
+            rec.save()
+            out[model, style] = ev.item_outcomes(rows)
+    return out
+
+
+def execute_summary(root: Path, results: Path, figures: Path, committed: Path, log: Path):
+    import papermill as pm
+    from cogen_lib.kernel import kernel_args
+    pm.execute_notebook(str(root/NB), str(figures.parent/'summary.ipynb'), cwd=str(root), kernel_name='python3', language='python',
+                        progress_bar=False, parameters=dict(results_dir=str(results), runs_file='', figures_dir=str(figures),
+                                                            profile='cpu', committed_root=str(committed)), **kernel_args(log))
+
+
+@pytest.fixture(scope='module')
+def summary(tmp_path_factory):
+    root = Path(__file__).resolve().parents[1]
+    tmp = tmp_path_factory.mktemp('cocoa-summary')
+    items = fake_runs(tmp/'results', root)
+    proj = tmp/'proj'; (proj/'results'/'cocoa').mkdir(parents=True)          # no committed rows
+    execute_summary(root, tmp/'results', tmp/'figures', proj, tmp/'kernel.log')
+    return items, tmp/'figures'
+
+
+def _read(figs, name): return pd.read_csv(figs/f'{name}.csv', keep_default_na=False, dtype=str)
+
+
+def test_files_and_figures(summary):
+    _, figs = summary
+    for f in ('verdicts', 'table3', 'letter_bias', 'cost'): assert (figs/f'{f}.md').exists(), f
+    for f in ('fig3_complexity', 'fig5_entropy'): assert (figs/f'{f}.png').stat().st_size > 10_000, f
+    assert (figs/'verdicts.md').read_text().startswith('| claim ')
+
+
+def test_table3_numbers_intervals_and_baselines(summary):
+    items, figs = summary
+    t = _read(figs, 'table3')
+    ours = t[t.source == 'ours (cpu)'].set_index(['model', 'style', 'scoring']).sort_index()
+    d = items['fake-good', 'direct']
+    raw = d[d.rotation == 0]
+    a, r = ev.accuracy_interval(raw.correct, raw.query_id), ev.accuracy_interval(d.correct, d.query_id)
+    row = ours.loc[('fake-good', 'direct', 'letter')]
+    assert row['raw order'] == f"{100 * a['value']:.1f}" and row['raw 95% CI'] == f"{100 * a['ci_low']:.1f}-{100 * a['ci_high']:.1f}"
+    assert row['rotated'] == f"{100 * r['value']:.1f}" and row['questions'] == '60' and row['rotations'] == '5'
+    vs = ev.vs_best_baseline(d)                                                 # against the shortcut, the best baseline here
+    assert row['vs best baseline (rotated)'] == ev.baseline_verdict(vs['rotated']) and row['vs best baseline (rotated)'].startswith('above the baseline')
+    assert row['best baseline (rotated)'] == f"{vs['rotated']['baseline']}: {100 * vs['rotated']['baseline_accuracy']:.1f}"
+    # a constant letter: exactly chance over the rotations, and on the raw order too (the gold letter is balanced); against the
+    # input-blind baselines nothing to tell, against the best baseline (the shortcut, when it beats 1 in 5) what the items say
+    c = ours.loc[('fake-constant', 'loglik', 'letter')]
+    assert c['rotated'] == '20.0' and c['raw order'] == '20.0' and c['favourite letter (accuracy)'] == 'C (20.0)'
+    d = items['fake-constant', 'loglik']
+    sc = d[d.rotation == 0].shortcut.eq(d[d.rotation == 0].gold).mean()
+    assert sc > 0.2 and c['best baseline (raw)'] == f"{ev.SHORTCUT_NAME}: {100 * sc:.1f}"
+    vs = ev.vs_best_baseline(d)
+    assert c['vs best baseline (raw)'] == ev.baseline_verdict(vs['raw']) and c['vs best baseline (rotated)'] == ev.baseline_verdict(vs['rotated'])
+    assert {'letter', 'option text (acc)', 'option text per character (acc_norm)'} == set(ours.loc['fake-good', 'loglik'].index)
+    # every number of ours carries its interval (never zero-width), the rotated accuracy is there for every style, and the paper's rows are there
+    assert set(ours.reset_index()['style']) == set(STYLES_RUN) and (ours['rotations'] == '5').all() and (ours['rotated'] != '').all()
+    for col in ('raw 95% CI', 'rotated 95% CI'):
+        assert ours[col].str.fullmatch(r'\d+\.\d-\d+\.\d').all(), col
+        lo_hi = ours[col].str.split('-', expand=True).astype(float)
+        assert (lo_hi[1] > lo_hi[0]).all(), col
+    assert (t.source == 'paper (Kohli et al. 2025, Table 3)').sum() == 22
+    assert t[t.source.str.startswith('paper')].budget.str.contains('released').all()
+
+
+def test_table3_baselines_on_the_same_items(summary):
+    "Dropping a baseline row, or its interval, from Table 3 fails here: each item set has chance, a constant letter and the shortcut."
+    items, figs = summary
+    t = _read(figs, 'table3')
+    base = t[t.source == 'baseline (cpu)']
+    sets = base.groupby('questions')                       # the fake runs: 60 questions (direct, loglik) and 30 (the CoT styles)
+    assert set(sets.groups) == {'60', '30'}
+    for q, g in sets:
+        b = g.set_index('style')
+        assert len(b) == 3, b.index.tolist()
+        ch = b.loc['chance (1 in 5)']
+        assert (ch['raw order'], ch['raw 95% CI'], ch['rotated'], ch['rotated 95% CI']) == ('20.0', 'exact', '20.0', 'exact')
+        const = b.loc[[s for s in b.index if s.startswith('always ')][0]]
+        assert const['raw order'] == '20.0' and const['rotated 95% CI'] == 'exact'        # balanced gold letters
+        lo, hi = map(float, const['raw 95% CI'].split('-'))
+        assert lo < 20 < hi
+        d = items['fake-good', 'direct' if q == '60' else 'cot-full']                     # the shortcut on exactly those items
+        raw = d[d.rotation == 0]
+        a, r = ev.accuracy_interval(raw.shortcut.eq(raw.gold), raw.query_id), ev.accuracy_interval(d.shortcut.eq(d.gold), d.query_id)
+        s = b.loc[ev.SHORTCUT_NAME]
+        assert s['raw order'] == f"{100 * a['value']:.1f}" and s['raw 95% CI'] == f"{100 * a['ci_low']:.1f}-{100 * a['ci_high']:.1f}"
+        assert s['rotated'] == f"{100 * r['value']:.1f}" and s['rotated 95% CI'] == f"{100 * r['ci_low']:.1f}-{100 * r['ci_high']:.1f}"
+
+
+def test_verdicts_follow_the_items(summary):
+    items, figs = summary
+    v = _read(figs, 'verdicts')
+    assert (v.verdict != '').all() and set(v.model) == {'fake-constant', 'fake-good'}
+    g = v[v.model == 'fake-good'].set_index(['claim', 'style'])
+    cx = 'accuracy falls as the largest connected component of the dependency graph grows (Fig. 3)'
+    assert g.loc[(cx, 'direct'), 'verdict'] == 'reproduced'                     # the fake is right 90% at LCC 2, 30% above
+    assert g.loc[(cx, 'direct'), 'ours'].endswith(f"(lcc > {items['fake-good', 'direct'].lcc.median():g} minus the rest)")
+    md = 'accuracy falls as the maximum degree of the dependency graph grows (Fig. 3)'
+    assert g.loc[(md, 'direct'), 'verdict'] != '' and g.loc[(md, 'direct'), 'mde'].endswith('points')
+    assert g.loc[('CoT-partial beats direct prompting (Table 3: "mixed results")', 'cot-partial vs direct'), 'verdict'] == 'reproduced'
+    assert g.loc[('CoT-partial beats CoT-full (Table 3: 3 of 4 models)', 'cot-partial vs cot-full'), 'verdict'] == 'reproduced'
+    assert g.loc[('least-to-most vs direct prompting (Table 3)', 'least-to-most vs direct'), 'verdict'] == 'reproduced'
+    pair = g.loc[('CoT-partial beats direct prompting (Table 3: "mixed results")', 'cot-partial vs direct')]
+    assert pair.n.startswith('30 questions (') and pair.n.endswith('queries) x 5 rotations, paired')
+    a, b = items['fake-good', 'cot-partial'], items['fake-good', 'direct']
+    m = a.merge(b, on='item', suffixes=('_a', '_b'))
+    q = m.groupby('query_id_a')[['correct_a', 'correct_b']].mean()
+    assert pair.ours.startswith(f"{100 * q.correct_a.mean():.1f}% vs {100 * q.correct_b.mean():.1f}%")
+    c = v[v.model == 'fake-constant'].set_index(['claim', 'style'])
+    assert c.loc[('CoT-partial beats direct prompting (Table 3: "mixed results")', 'cot-partial vs direct'), 'verdict'].startswith('not')
+    assert c.loc[(cx, 'loglik'), 'verdict'].startswith('not detected at this n')   # a constant letter: no complexity effect
+
+
+def test_letter_bias_and_cost(summary):
+    _, figs = summary
+    lb = _read(figs, 'letter_bias')
+    row = lb[(lb.model == 'fake-constant') & (lb['style'] == 'direct')].iloc[0]
+    assert row.C == '100.0' and row['TV distance'] == '80.0'
+    gold = lb[lb.scoring == 'gold letters'].iloc[0]
+    assert [gold[L] for L in 'ABCDE'] == ['20.0'] * 5                          # balanced gold letters
+    cost = _read(figs, 'cost')
+    assert len(cost) == 10 and set(cost.rotations.astype(str)) == {'5'}
+
+
+def test_headline_is_direct_rotated_accuracy_with_its_baseline(summary):
+    items, figs = summary
+    h = pd.read_csv(figs/'headline.csv')
+    ours = h[h.source == 'ours'].set_index('model')
+    assert sorted(ours.index) == ['fake-constant', 'fake-good']
+    d = items['fake-good', 'direct']
+    a, vs = ev.accuracy_interval(d.correct, d.query_id), ev.vs_best_baseline(d)['rotated']
+    row = ours.loc['fake-good']
+    assert abs(row.value - 100 * a['value']) < 1e-9 and abs(row.ci_low - 100 * a['ci_low']) < 1e-9 and row.n == 60
+    assert row.baseline == vs['baseline'] and abs(row.baseline_value - 100 * vs['baseline_accuracy']) < 1e-9
+    assert 'rotations' in row.measure and row.profile == 'cpu'
+    paper = h[h.source.str.startswith('paper')]
+    assert (ours.baseline.notna() & ours.ci_high.notna()).all() and paper.ci_low.isna().all()
+    assert len(paper) == (ev.PAPER_TABLE3['style'] == 'direct').sum() and set(paper.n) == {4849}

@@ -26,5 +26,10 @@ def test_model_and_set_override(tmp_path):
     assert man['status'] == 'ok' and man['params'] == {'model': 'gemma3-270m', 'n_examples': 2, 'seed': 0}
     rows = pd.read_csv(next((tmp_path/'results'/'quickstart').glob('model=gemma3-270m*.csv')))
     assert set(rows.model) == {'gemma3-270m'} and set(rows.loc[rows.metric == 'exact_match', 'n']) == {2}
+    from cogen_lib.models import model_spec
+    rev = model_spec('gemma3-270m').revision                                   # the weights' revision labels the rows and the models table
+    assert rev and set(rows.revision.astype(str)) == {rev}
+    models_md = (tmp_path/'runs'/'_models'/'figures-smoke'/'models.md').read_text()
+    assert f'| gemma3-270m ' in models_md and f' {rev} ' in models_md, models_md
     out2 = _cogen(*args)
     assert 'ran 0, skipped 1 (fresh), failed 0; model calls in this invocation: 0' in out2, out2

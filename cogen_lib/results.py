@@ -275,6 +275,9 @@ def models_table(headlines):
         return f"{f1(r.value)}{ci}" + (f" ({extra})" if extra else '')
     def base(r):
         return f"{r.baseline}: {f1(r.baseline_value)}" if r.baseline_value is not None else r.baseline
+    n_measures = pd.Series([p for p, _ in groups]).value_counts()
+    # the baseline column of a measure: `<paper>: best baseline`, or `<paper>: <measure>: best baseline` where the paper has several
+    bcol = lambda p, m: f"{p}: best baseline" if n_measures[p] == 1 else f"{p}: {m}: best baseline"
     rows, budgets = {}, []
     for r in h.itertuples(index=False):
         key = ('ours', r.model, r.revision) if r.ours_ else (r.source, r.model, '')
@@ -282,10 +285,10 @@ def models_table(headlines):
         col = f"{r.paper}: {r.measure}"
         if col in row: continue                                  # the first row after sorting: largest profile, then n
         row[col] = cell(r)
-        if r.ours_: row[f"{r.paper}: best baseline"] = base(r)
+        if r.ours_: row[bcol(r.paper, r.measure)] = base(r)
         budgets.append({'paper': r.paper, 'measure': r.measure, 'source': key[0], 'model': r.model, 'revision': r.revision,
                         'profile': r.profile, 'budget': r.budget, 'n': r.n if r.n is not None else '', 'interval': r.interval})
-    cols = ['source', 'model', 'revision'] + [c for p, m in groups for c in (f"{p}: {m}", f"{p}: best baseline")]
+    cols = ['source', 'model', 'revision'] + [c for p, m in groups for c in (f"{p}: {m}", bcol(p, m))]
     order = sorted(rows, key=lambda k: (k[0] != 'ours', k[0], k[1], k[2]))
     table = pd.DataFrame([rows[k] for k in order]).reindex(columns=cols)
     table = table.drop(columns=[c for c in cols if c.endswith(': best baseline') and table[c].isna().all()])

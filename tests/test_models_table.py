@@ -12,9 +12,9 @@ from cogen_lib.grid import RunFiles
 from cogen_lib.results import HEADLINE_COLUMNS, save_headline, read_headlines, models_table
 
 
-def ours(paper, measure, model, profile='cpu', n=48, value=12.5, lo=5.9, hi=24.7, **kw):
+def ours(paper, measure, model, profile='cpu', n=48, value=12.5, lo=5.9, hi=24.7, baseline_value=0.0, **kw):
     return dict(paper=paper, measure=measure, model=model, profile=profile, budget=f'{profile} budget of {model}', n=n, value=value,
-                ci_low=lo, ci_high=hi, interval='Wilson', baseline='constant', baseline_value=0.0, source='ours', **kw)
+                ci_low=lo, ci_high=hi, interval='Wilson', baseline='constant', baseline_value=baseline_value, source='ours', **kw)
 
 
 def write_headlines(figures: Path) -> list[Path]:
@@ -49,6 +49,18 @@ def test_one_row_per_model_with_the_papers_models(tmp_path):
     assert shown[['paper', 'profile', 'budget']].values.tolist() == [['alpha', 'long', 'long budget of m1'], ['beta', 'cpu', 'cpu budget of m1']]
     values = table[[c for c in table.columns[3:] if not c.endswith('best baseline')]].to_numpy().ravel()
     assert len(budgets) == sum(v != "—" for v in values) == 7                 # the budget of every cell shown
+
+
+def test_a_paper_with_two_measures_gets_a_baseline_column_for_each(tmp_path):
+    "ReCOGS writes COGS gen EM and ReCOGS_pos gen SEM: each measure keeps its own baseline column (a shared name would collide)."
+    save_headline([ours('gamma', 'COGS EM (%)', 'm1', baseline_value=1.0), ours('gamma', 'ReCOGS SEM (%)', 'm1', baseline_value=2.0)], tmp_path/'gamma')
+    write_headlines(tmp_path)
+    table, _ = models_table(read_headlines(sorted(tmp_path.glob('*/headline.csv'))))
+    assert list(table.columns)[3:] == ['alpha: gen EM (%)', 'alpha: best baseline', 'beta: PARENT (webnlg)', 'beta: best baseline',
+                                       'gamma: COGS EM (%)', 'gamma: COGS EM (%): best baseline', 'gamma: ReCOGS SEM (%)',
+                                       'gamma: ReCOGS SEM (%): best baseline']
+    row = table.set_index(['source', 'model']).loc[('ours', 'm1')]
+    assert (row['gamma: COGS EM (%): best baseline'], row['gamma: ReCOGS SEM (%): best baseline']) == ('constant: 1.0', 'constant: 2.0')
 
 
 @pytest.mark.parametrize('column, blank, message', [('n', '', 'no n'), ('interval', '', 'empty interval'),

@@ -473,29 +473,34 @@ def converted_dir(spec: ModelSpec) -> Path:
         try: return json.loads((target/'cogen_model.json').read_text()).get('revision') == spec.revision
         except (OSError, ValueError): return False
     if fresh(): return target
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    import transformers
-    f = Path(spec.gguf())
-    tmp = root/f'.{spec.slug}.tmp-{os.getpid()}'
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        tok = AutoTokenizer.from_pretrained(f.parent, gguf_file=f.name)
-        model = AutoModelForCausalLM.from_pretrained(f.parent, gguf_file=f.name, dtype='float32')
-        q = getattr(model, 'hf_quantizer', None)
-        if q is not None and getattr(q, 'packed_modules', None):
-            raise CogenError(f"{spec.name}: transformers kept the GGUF weights packed (the `kernels` package is installed?), so they cannot be saved; uninstall `kernels` or load the GGUF directly")
-        model.hf_quantizer = None            # the weights are plain float tensors now: save them as such
-        if hasattr(model.config, 'quantization_config'): del model.config.quantization_config
-        model.save_pretrained(tmp); tok.save_pretrained(tmp)
-        (tmp/'cogen_model.json').write_text(canonical_json(dict(
-            name=spec.name, revision=spec.revision, source=spec.source, gguf=f.name, gguf_sha256=sha256_file(f),
-            transformers=transformers.__version__, created=time.strftime('%Y-%m-%dT%H:%M:%S'))))
-        if target.exists() and not fresh(): shutil.rmtree(target)     # a stale revision
-        try: os.rename(tmp, target)
-        except OSError: pass                     # another process finished first: keep its copy
-    finally:
+    import fcntl
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root/f'.{spec.slug}.lock', 'w') as lock:   # one conversion at a time across processes (test workers, parallel runs):
+        fcntl.flock(lock, fcntl.LOCK_EX)                 # the GGUF is assembled to one fixed path and deleted afterwards
+        if fresh(): return target                        # another process converted it while this one waited
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        import transformers
+        f = Path(spec.gguf())
+        tmp = root/f'.{spec.slug}.tmp-{os.getpid()}'
         shutil.rmtree(tmp, ignore_errors=True)
-    if f.is_relative_to(cache_dir()/'gguf'): f.unlink(missing_ok=True)   # assembled only for this conversion
+        try:
+            tok = AutoTokenizer.from_pretrained(f.parent, gguf_file=f.name)
+            model = AutoModelForCausalLM.from_pretrained(f.parent, gguf_file=f.name, dtype='float32')
+            q = getattr(model, 'hf_quantizer', None)
+            if q is not None and getattr(q, 'packed_modules', None):
+                raise CogenError(f"{spec.name}: transformers kept the GGUF weights packed (the `kernels` package is installed?), so they cannot be saved; uninstall `kernels` or load the GGUF directly")
+            model.hf_quantizer = None            # the weights are plain float tensors now: save them as such
+            if hasattr(model.config, 'quantization_config'): del model.config.quantization_config
+            model.save_pretrained(tmp); tok.save_pretrained(tmp)
+            (tmp/'cogen_model.json').write_text(canonical_json(dict(
+                name=spec.name, revision=spec.revision, source=spec.source, gguf=f.name, gguf_sha256=sha256_file(f),
+                transformers=transformers.__version__, created=time.strftime('%Y-%m-%dT%H:%M:%S'))))
+            if target.exists() and not fresh(): shutil.rmtree(target)     # a stale revision
+            try: os.rename(tmp, target)
+            except OSError: pass                     # another process finished first: keep its copy
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if f.is_relative_to(cache_dir()/'gguf'): f.unlink(missing_ok=True)   # assembled only for this conversion
     return target
 
 # %% ../nbs/02_models.ipynb #b6a817ff

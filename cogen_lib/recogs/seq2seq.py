@@ -476,7 +476,7 @@ def save_checkpoint(st: TrainState, path: Path) -> None:
                  losses=[(h['epoch'], h['loss'], h['examples']) for h in st.history],
                  model=st.model.state_dict(), optimizer=st.optimizer.state_dict(), scheduler=st.scheduler.state_dict(),
                  shuffle_rng=st.shuffle.get_state(), torch_rng=torch.get_rng_state(), cuda_rng=cuda_rng)
-    tmp = path.with_name(f'.{path.name}.tmp')
+    tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}')   # per process: two writers of one checkpoint never share a half-written file
     torch.save(state, tmp); os.replace(tmp, path)
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #8654298c

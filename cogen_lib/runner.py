@@ -313,7 +313,9 @@ def reuse_committed(grid: Grid, profile: str, runs: list[Run], root: Path, out: 
 def import_results(paper: str, src: Path | str, profile: str = 'paper', root: Path | str | None = None) -> list[Path]:
     """Copy the finished `profile` runs of `paper` under `src` (the `--out` folder of `cogen run` on another machine, e.g.
     a GPU's) into `committed_dir`, after checking each: its manifest says `ok`, its file has the recorded hash, its
-    slug is a run of the grid's profile, and every row carries its provenance. Returns the files written, in slug order."""
+    slug is a run of the grid's profile, and every row carries its provenance. Runs that `src` did not execute but reused
+    from these committed rows (manifest `reused`, the same file) are skipped, so a grid run partly from committed rows
+    imports its new runs. Returns the files written, in slug order."""
     root, src = (Path(root) if root else project_root()), Path(src)
     grid = load_grid(paper, root); slugs = {r.slug for r in grid.runs(profile)}
     dest = committed_dir(grid.paper, profile, root)
@@ -328,6 +330,8 @@ def import_results(paper: str, src: Path | str, profile: str = 'paper', root: Pa
         mpath = RunFiles(src, grid.paper, f.stem).manifest
         try: m = json.loads(mpath.read_text())
         except (OSError, json.JSONDecodeError): raise CogenError(f"import: {f} has no readable manifest {mpath}; bring {mpath.parent} back too") from None
+        if m.get('status') == 'reused' and (dest/f.name).exists() and sha256_file(dest/f.name) == sha256_file(f) == m.get('results_sha256'):
+            continue                                 # the committed rows that run used: already here, nothing to import
         if m.get('status') != 'ok' or m.get('profile') != profile or m.get('results_sha256') != sha256_file(f):
             raise CogenError(f"import: {f}: its manifest {mpath} does not record a finished {profile!r} run with this file "
                              f"(status {m.get('status')!r}, profile {m.get('profile')!r}); rerun it there")

@@ -330,9 +330,10 @@ def import_results(paper: str, src: Path | str, profile: str = 'paper', root: Pa
         mpath = RunFiles(src, grid.paper, f.stem).manifest
         try: m = json.loads(mpath.read_text())
         except (OSError, json.JSONDecodeError): raise CogenError(f"import: {f} has no readable manifest {mpath}; bring {mpath.parent} back too") from None
-        if m.get('status') == 'reused' and (dest/f.name).exists() and sha256_file(dest/f.name) == sha256_file(f) == m.get('results_sha256'):
+        h = sha256_file(f)
+        if m.get('status') == 'reused' and m.get('results_sha256') == h and (dest/f.name).exists() and sha256_file(dest/f.name) == h:
             continue                                 # the committed rows that run used: already here, nothing to import
-        if m.get('status') != 'ok' or m.get('profile') != profile or m.get('results_sha256') != sha256_file(f):
+        if m.get('status') != 'ok' or m.get('profile') != profile or m.get('results_sha256') != h:
             raise CogenError(f"import: {f}: its manifest {mpath} does not record a finished {profile!r} run with this file "
                              f"(status {m.get('status')!r}, profile {m.get('profile')!r}); rerun it there")
         check_provenance(f); checked.append(f)

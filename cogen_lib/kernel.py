@@ -12,7 +12,7 @@ from traitlets import Unicode
 from traitlets.config import Config
 
 # %% auto #0
-__all__ = ['KernelLogManager', 'kernel_args']
+__all__ = ['KernelLogManager', 'kernel_args', 'run_notebook']
 
 # %% ../nbs/04b_kernel.ipynb #e2b8138a
 def _kernel_env():
@@ -48,8 +48,8 @@ class _KernelNoise(logging.Filter):
             loop.default_exception_handler(context)
 
 # %% ../nbs/04b_kernel.ipynb #3cf91d1e
-_NOISE = _KernelNoise()
-logging.getLogger('papermill').addFilter(_NOISE)
+_NOISE = next((f for f in logging.getLogger('papermill').filters if type(f).__qualname__ == '_KernelNoise'), None) or _KernelNoise()
+logging.getLogger('papermill').addFilter(_NOISE)    # one filter per process, however often this module is loaded (a notebook, a reload)
 
 def _kernel_loop(log_path: Path) -> asyncio.AbstractEventLoop:
     """This thread's event loop, the one papermill's client runs on (jupyter_core's `ensure_event_loop`), made ready for
@@ -84,3 +84,14 @@ def kernel_args(log_path: Path) -> dict:
     (`_kernel_loop`, so that what nbclient says after Ctrl-C goes to `log_path` too)."""
     _kernel_env(); _kernel_loop(log_path)
     return dict(kernel_manager_class=KernelLogManager, config=Config({'KernelLogManager': {'log_path': str(log_path)}}))
+
+# %% ../nbs/04b_kernel.ipynb #05b4b851
+def run_notebook(nb: Path, out_nb: Path, log_path: Path, parameters: dict | None = None, cwd: Path | None = None) -> None:
+    """Execute notebook `nb` into `out_nb` with papermill, in a kernel of this interpreter whose stderr goes to
+    `log_path` (`kernel_args`), with `parameters`, in folder `cwd`. When the run finishes, nbclient's reports about a
+    stopped kernel reach the terminal again; after a run that failed or was interrupted they still go to its log
+    (the tasks it left behind report when they are collected, later)."""
+    import papermill as pm
+    pm.execute_notebook(str(nb), str(out_nb), parameters=parameters or {}, cwd=None if cwd is None else str(cwd),
+                        kernel_name='python3', language='python', progress_bar=False, **kernel_args(log_path))
+    _NOISE.log_path = ''

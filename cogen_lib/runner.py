@@ -13,7 +13,7 @@ from .grid import (Run, Grid, RunFiles, load_grid, notebook_hash, library_hash, 
                             set_parameters, FIGURE_PROFILES)
 from .results import (PROVENANCE_PROFILES, VERIFY_RULE, provenance_columns, check_provenance, committed_dir,
                                compare_rows, compare_items, _device)
-from .kernel import kernel_args
+from .kernel import run_notebook
 
 # %% auto #0
 __all__ = ['MAX_ERROR_CHARS', 'EXECUTORS', 'VERIFY_SHARED_CACHES', 'MAX_LISTED_DIFFERENCES', 'MODELS_NOTEBOOK', 'GridReport',
@@ -66,7 +66,6 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = 
     With `provenance`, every row also gets the columns of `provenance_columns` (device, commit, wall seconds, and the
     torch threads of a notebook with a `threads` parameter); with `store` (a `committed_dir`), the result file and the
     per-item file are copied there too, to be committed."""
-    import papermill as pm
     nb = root/run.notebook
     if not nb.exists(): raise CogenError(f"grid {run.paper}: notebook {nb} does not exist")
     f = RunFiles(out, run.paper, run.slug)
@@ -77,8 +76,7 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = 
     f.context.write_text(json.dumps({'paper': run.paper, 'profile': run.profile, 'slug': run.slug, 'params': run.params}, indent=1))
     t0 = time.time()
     try:
-        pm.execute_notebook(str(nb), str(f.notebook), parameters={**run.params, 'results_path': str(f.partial)},
-                            cwd=str(root), kernel_name='python3', language='python', progress_bar=False, **kernel_args(f.kernel_log))
+        run_notebook(nb, f.notebook, f.kernel_log, parameters={**run.params, 'results_path': str(f.partial)}, cwd=root)
         if not f.partial.exists(): raise CogenError(f"{nb} finished without writing results: it must end with Recorder.from_run(results_path).save()")
         df = pd.read_csv(f.partial, keep_default_na=False, na_values=[''])
         if provenance:
@@ -428,14 +426,12 @@ def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, roo
 # %% ../nbs/04_runner.ipynb #b8bd4318
 def run_summary(grid: Grid, notebook: str, profile: str, root: Path, out: Path, slugs: list[str], extra: dict | None = None) -> Path:
     "Execute one summary `notebook` of the grid over the profile's result files, writing into `RunFiles.figures(profile)`; `extra`: more parameters."
-    import papermill as pm
     stem = Path(notebook).stem
     f = RunFiles.summary(out, grid.paper, profile, '' if stem == 'summary' or len(grid.summaries) == 1 else stem)
     atomic_write_text(f.runs_file, json.dumps(slugs))
     params = {'results_dir': str(f.results_dir), 'runs_file': str(f.runs_file), 'figures_dir': str(f.figures(profile)),
               'profile': profile, **(extra or {})}
-    pm.execute_notebook(str(root/notebook), str(f.notebook), cwd=str(root), kernel_name='python3', language='python', progress_bar=False,
-                        parameters=params, **kernel_args(f.kernel_log))
+    run_notebook(root/notebook, f.notebook, f.kernel_log, parameters=params, cwd=root)
     atomic_write_text(f.manifest, json.dumps({'paper': grid.paper, 'profile': profile, 'notebook': notebook, 'params': params,
                                               'runs': len(slugs), 'commit': source_commit(root)}, indent=1))
     return f.notebook
@@ -451,7 +447,6 @@ def run_models_table(profile: str, root: Path | str | None = None, out: Path | s
     `figures/`); returns the executed notebook (`runs/_models/models-<profile>.ipynb`), or None, saying why in one line,
     when no summary wrote a headline table or the project has no such notebook."""
     import glob
-    import papermill as pm
     root = Path(root).resolve() if root else project_root(); out = Path(out).resolve() if out else root
     pattern = RunFiles(out, '*').figures(profile)/'headline.csv'
     if not glob.glob(str(pattern)):
@@ -462,8 +457,7 @@ def run_models_table(profile: str, root: Path | str | None = None, out: Path | s
     figs = out/'figures' if profile in FIGURE_PROFILES else f.runs_dir/f'figures-{profile}'
     params = {'headlines': str(pattern), 'figures_dir': str(figs), 'profile': profile, 'root': str(root)}
     f.runs_dir.mkdir(parents=True, exist_ok=True)
-    pm.execute_notebook(str(root/MODELS_NOTEBOOK), str(f.notebook), cwd=str(root), kernel_name='python3', language='python',
-                        progress_bar=False, parameters=params, **kernel_args(f.kernel_log))
+    run_notebook(root/MODELS_NOTEBOOK, f.notebook, f.kernel_log, parameters=params, cwd=root)
     atomic_write_text(f.manifest, json.dumps({'paper': '_models', 'profile': profile, 'notebook': MODELS_NOTEBOOK, 'params': params,
                                               'commit': source_commit(root)}, indent=1))
     log(f"models table ({profile}): {figs/'models.md'}")

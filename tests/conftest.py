@@ -12,25 +12,28 @@ def pytest_configure(config):
     # Tests read the real data from the mirror when one is configured; model caches stay in the user's cache.
     os.environ.setdefault('HF_HUB_OFFLINE', '1')
     os.environ.setdefault('TRANSFORMERS_OFFLINE', '1')
+    # Under `pytest -n N`, each worker (and the kernels and processes it starts) gets its share of the cores for torch's
+    # threads: two workers of two threads each on two cores made the model tests several times slower than one thread each.
+    if os.environ.get('PYTEST_XDIST_WORKER_COUNT'):
+        os.environ.setdefault('OMP_NUM_THREADS', str(max(1, (os.cpu_count() or 1) // int(os.environ['PYTEST_XDIST_WORKER_COUNT']))))
     config.addinivalue_line('markers', 'xdist_group(name): run with the other tests of group `name`, on one worker, in order')
 
 
 # `make test` runs two workers (`pytest -n 2 --dist loadgroup`). Most tests write only under their `tmp_path`, or into
 # caches that are safe to share between processes (data files are fetched to a temporary name and renamed; the
-# model-call cache is sqlite in WAL mode; the embedding store takes a file lock). Two kinds of test share something that
-# is not, and each kind runs as one group, on one worker, one test at a time:
-#   'shared'  the project's own runs/ results/ figures/ (test_site compares `git status` before and after a smoke run
-#             into the project), and the GGUF models converted into the cache on first use (models.converted_dir
-#             assembles the GGUF to one fixed path and deletes it afterwards, with no lock), and the seq2seq
-#             checkpoints of the cache (written through one fixed temporary name): grids, LM evaluations, and every
-#             notebook that loads a model, trains one, or runs a grid or a summary;
+# model-call cache is sqlite in WAL mode; the embedding store takes a file lock; a GGUF model is converted into the
+# cache under a file lock; checkpoints and results are written to a per-process temporary name and renamed). Two kinds
+# of test share something that is not, and each kind runs as one group, on one worker, one test at a time:
+#   'shared'  the project's own runs/ results/ figures/: test_site compares `git status` before and after a smoke run
+#             into the project, and grids, summaries and the notebooks that run them write there; SPOR fine-tuning
+#             (its adapters in the cache);
 #   'cggc'    CGGC's triple cache and graph builds (graphs.cached_build writes into a fixed folder until stats.json
 #             exists, with no lock) and its test embedding store.
-SHARED_FILES = {'test_models.py', 'test_cocoa_evaluate.py', 'test_backend_registry.py', 'test_openai_server.py',
-                'test_quickstart.py', 'test_site.py', 'test_course.py', 'test_interrupt.py', 'test_recogs_summary.py',
-                'test_run_model.py', 'test_store.py', 'test_benchmark_export.py', 'test_quickstart_summary.py'}
-_SHARED_NB = re.compile(r'load_lm|load_model|load_embedder|smollm|gemma|evaluate_file|evaluate_records|finetune|run_grid|'
-                        r'cogen run|Recorder\(|save_figure|save_table|figures_dir|results_dir|build_site|checkpoint')
+# The groups need pytest-xdist's `--dist loadgroup` to see the marks: pytest 9.2 stores node ids where xdist 3.8 cannot
+# add the group to them (every group then ran spread over both workers), so requirements.txt pins pytest 9.1.1 and
+# tests/test_xdist_groups.py checks that a group stays on one worker.
+SHARED_FILES = {'test_site.py'}
+_SHARED_NB = re.compile(r'finetune|run_grid|cogen run|build_site|figures_dir|results_dir')
 
 
 def xdist_group_of(path: Path, nb: Path | None = None) -> str | None:

@@ -55,11 +55,9 @@ def fake_run(folder: Path, root: Path, model: str, seed: int, f1_gain: float, em
 
 
 def execute_summary(root: Path, results: Path, figures: Path, log: Path):
-    import papermill as pm
-    from cogen_lib.kernel import kernel_args
-    pm.execute_notebook(str(root/NB), str(figures.parent/'summary.ipynb'), cwd=str(root), kernel_name='python3', language='python',
-                        progress_bar=False, parameters=dict(results_dir=str(results), runs_file='', figures_dir=str(figures), profile='cpu'),
-                        **kernel_args(log))
+    from cogen_lib.kernel import run_notebook
+    run_notebook(root/NB, figures.parent/'summary.ipynb', log, cwd=root,
+                 parameters=dict(results_dir=str(results), runs_file='', figures_dir=str(figures), profile='cpu'))
 
 
 def zero_width(text: str) -> list[str]:

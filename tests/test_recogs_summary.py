@@ -70,11 +70,9 @@ def fake_run(folder: Path, root: Path, variant: str, seed: int, provenance: bool
 
 
 def execute_summary(root: Path, results: Path, figures: Path, profile: str, committed: Path, log: Path):
-    import papermill as pm
-    from cogen_lib.kernel import kernel_args
-    pm.execute_notebook(str(root/NB), str(figures.parent/'summary.ipynb'), cwd=str(root), kernel_name='python3', language='python',
-                        progress_bar=False, parameters=dict(results_dir=str(results), runs_file='', figures_dir=str(figures),
-                                                            profile=profile, committed_root=str(committed)), **kernel_args(log))
+    from cogen_lib.kernel import run_notebook
+    run_notebook(root/NB, figures.parent/'summary.ipynb', log, cwd=root, parameters=dict(
+        results_dir=str(results), runs_file='', figures_dir=str(figures), profile=profile, committed_root=str(committed)))
 
 
 def test_summary_on_synthetic_runs(tmp_path, root):

@@ -16,7 +16,6 @@ def _cogen(*args):
     return r.stdout + r.stderr
 
 
-@pytest.mark.xdist_group('shared')        # loads a model: the converted weights of the cache are shared (tests/conftest.py)
 def test_model_and_set_override(tmp_path):
     args = ('run', 'quickstart', '--profile', 'smoke', '--model', 'gemma3-270m', '--set', 'n_examples=2', '--out', str(tmp_path))
     out1 = _cogen(*args)

@@ -265,12 +265,15 @@ def mcnemar(a, b, alpha: float = 0.05, power: float = 0.8) -> dict:
     psi_hi = wilson_ci(n10 + n01, n, alpha)[2]
     return dict(test='McNemar (exact)', n=n, a=float(a.mean()), b=float(b.mean()), effect=d,
                 ci_low=d - Z95 * se, ci_high=d + Z95 * se, p=p, a_only=n10, b_only=n01,
-                mde=min(1.0, power_z(alpha, power) * math.sqrt(psi_hi / n)))
+                mde=min(1.0, power_z(alpha, power) * math.sqrt(psi_hi / n)),
+                p_min=min(1.0, 2.0 ** (1 - n)))      # the smallest p any outcome of n pairs can give: all discordant one way
 
 # %% ../nbs/03_metrics.ipynb #03d4e7de
 def paired_permutation(a, b, n_perm: int = 10000, alpha: float = 0.05, power: float = 0.8,
                        rng: np.random.Generator | int = 0) -> dict:
-    "Paired sign-flip permutation test of scores `a` vs `b` (same items): effect `mean(a-b)` with a bootstrap interval, p, MDE."
+    """Paired sign-flip permutation test of scores `a` vs `b` (same items): effect `mean(a-b)` with a bootstrap interval, p,
+    MDE, and `p_min`, the smallest p the test can give on these items (2 of the 2^m sign patterns of the m non-zero
+    differences reach the observed extreme)."""
     a, b = _pairs(a, b, 'paired_permutation')
     if n_perm < 1: raise CogenError(f"n_perm must be >= 1, got {n_perm}")
     g, d = _as_rng(rng), a - b
@@ -283,7 +286,8 @@ def paired_permutation(a, b, n_perm: int = 10000, alpha: float = 0.05, power: fl
     _, lo, hi = bootstrap_ci(d, rng=g, alpha=alpha)
     sd = float(d.std(ddof=1))
     return dict(test='paired permutation (sign flip)', n=int(n), a=float(a.mean()), b=float(b.mean()), effect=obs,
-                ci_low=lo, ci_high=hi, p=p, mde=power_z(alpha, power) * sd / math.sqrt(n))
+                ci_low=lo, ci_high=hi, p=p, mde=power_z(alpha, power) * sd / math.sqrt(n),
+                p_min=min(1.0, 2.0 ** (1 - int(np.count_nonzero(d)))))
 
 # %% ../nbs/03_metrics.ipynb #c00be860
 def format_p(p: float) -> str:
@@ -293,11 +297,14 @@ def format_p(p: float) -> str:
 
 # %% ../nbs/03_metrics.ipynb #e14d4f0d
 def verdict(paper_effect: float, test: dict, alpha: float = 0.05) -> str:
-    "'reproduced' / 'opposite' / 'not detectable at this n' for a paper's signed effect, from a paired `test` dict."
+    """'reproduced' / 'opposite' / 'not testable at this n' / 'not detectable at this n' / 'not reproduced' for a paper's
+    signed effect, from a paired `test` dict."""
     if not np.isfinite(paper_effect) or paper_effect == 0: raise CogenError(f"verdict: the paper's effect must be a non-zero number (its sign is the claim), got {paper_effect!r}")
     for k in ('effect', 'p', 'mde'):
         if k not in test: raise CogenError(f"verdict: the test result lacks {k!r}; pass the dict of mcnemar or paired_permutation")
     if test['p'] < alpha and np.sign(test['effect']) == np.sign(paper_effect): return 'reproduced'
     if test['p'] < alpha: return 'opposite'
+    if test.get('p_min', 0.0) >= alpha:
+        return f"not testable at this n (n={test['n']}: the smallest p this test can give is {test['p_min']:.3g} >= {alpha:g})"
     if abs(paper_effect) < test['mde']: return f"not detectable at this n (n={test['n']}, minimum detectable effect {test['mde']:.3g})"
     return f"not reproduced (n={test['n']} could detect {test['mde']:.3g}; p = {format_p(test['p'])})"

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #62b4ea7e
 from __future__ import annotations
-import json, os, shutil
+import json, math, os, shutil
 from pathlib import Path
 import numpy as np, pandas as pd
 from ..core import CogenError, make_rng
@@ -295,8 +295,11 @@ def paired_by_cluster(a, b, clusters=None, rng: np.random.Generator | int = 0, *
 # %% ../../nbs/cggc/04_evaluate.ipynb #c3180b61
 def two_sample_permutation(a, b, n_perm: int = 10000, alpha: float = 0.05, power: float = 0.8,
                            rng: np.random.Generator | int = 0) -> dict:
-    """Permutation test of mean(a) - mean(b) for two independent groups (say, the items of two structure types): the
-    effect with a bootstrap interval, p (group labels shuffled `n_perm` times) and the minimum detectable effect."""
+    """Permutation test of mean(a) - mean(b) for two independent groups (say, the concept sets of two structure types):
+    the effect with Welch's t interval, p (group labels shuffled `n_perm` times), the minimum detectable effect, and
+    `p_min`, the smallest p the test can give with these group sizes (one, or for equal groups two, of the C(n, n_a)
+    labellings reach the observed extreme). A bootstrap interval would be far too narrow with a few values per group."""
+    from scipy import stats
     from cogen_lib.metrics import power_z
     a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
     if a.size < 2 or b.size < 2: raise CogenError(f"two_sample_permutation: each group needs at least 2 values, got {a.size} and {b.size}")
@@ -309,11 +312,12 @@ def two_sample_permutation(a, b, n_perm: int = 10000, alpha: float = 0.05, power
         xa = x[idx[:, :na]]
         null.append(np.abs(xa.mean(1) - (x.sum() - xa.sum(1)) / b.size))
     p = float((1 + np.sum(np.concatenate(null) >= abs(obs) - 1e-12)) / (n_perm + 1))
-    boot = a[g.integers(0, na, (2000, na))].mean(1) - b[g.integers(0, b.size, (2000, b.size))].mean(1)
-    lo, hi = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
     se = np.sqrt(a.var(ddof=1) / na + b.var(ddof=1) / b.size)
+    if se > 0: lo, hi = stats.ttest_ind(a, b, equal_var=False).confidence_interval(1 - alpha)
+    else: lo = hi = obs                                        # no spread in either group: the difference is what it is
     return dict(test='two-sample permutation', n=int(na + b.size), n_a=int(na), n_b=int(b.size), a=float(a.mean()), b=float(b.mean()),
-                effect=obs, ci_low=float(lo), ci_high=float(hi), p=p, mde=float(power_z(alpha, power) * se))
+                effect=obs, ci_low=float(lo), ci_high=float(hi), p=p, mde=float(power_z(alpha, power) * se),
+                p_min=min(1.0, (2 if na == b.size else 1) / math.comb(int(na + b.size), int(na))))
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #0efd707b
 BASELINES = {'concepts': 'the concepts joined into a sentence ("The dog and the frisbee and the catch.")',

@@ -1,6 +1,6 @@
 """Paper notebooks import no notebook-execution machinery: every `cogen_lib` module that a notebook named by a grid
 (paper notebooks and summaries) imports leaves papermill, nbclient and jupyter_client unloaded, and `cogen_lib.results`
-(their `Recorder`, `save_figure`, `summary_rows`) imports in well under a second in a fresh interpreter."""
+(their `Recorder`, `save_figure`, `summary_rows`) loads none of them, nor pandas (its time: bench/imports.py)."""
 import ast, json, subprocess, sys
 from pathlib import Path
 from cogen_lib.site import grid_notebooks     # each grid's notebook, those of its profile entries, its summaries
@@ -55,10 +55,7 @@ def test_the_probe_sees_the_executor():
     assert {'nbclient', 'jupyter_client'} <= set(loaded_after(['cogen_lib.runner'])['loaded'])
 
 
-def test_results_imports_light_and_fast():
-    runs = [loaded_after(['cogen_lib.results']) for _ in range(3)]
-    assert runs[0]['loaded'] == [], runs[0]['loaded']        # no papermill, nbclient, jupyter_client, nor pandas
-    best = min(r['seconds'] for r in runs)
-    times = ', '.join(f"{r['seconds']:.3f}" for r in runs)
-    print(f"import cogen_lib.results: {times} s (best {best:.3f} s)")
-    assert best < 0.5, f"import cogen_lib.results took {best:.2f} s at best of 3 fresh interpreters (goal < 0.5 s)"
+def test_results_imports_light():
+    # what it loads; how long that takes is measured by bench/imports.py (a timed assertion fails on a loaded machine)
+    got = loaded_after(['cogen_lib.results'])
+    assert got['loaded'] == [], got['loaded']        # no papermill, nbclient, jupyter_client, nor pandas

@@ -251,7 +251,10 @@ def power_z(alpha: float = 0.05, power: float = 0.8) -> float:
 
 # %% ../nbs/03_metrics.ipynb #086ce63c
 def mcnemar(a, b, alpha: float = 0.05, power: float = 0.8) -> dict:
-    "Exact McNemar test of paired 0/1 outcomes `a` vs `b`: effect `mean(a)-mean(b)` with its interval, p, and the MDE."
+    """Exact McNemar test of paired 0/1 outcomes `a` vs `b`: effect `mean(a)-mean(b)` with Newcombe's hybrid score
+    interval for a paired difference (his method 10: the Wilson intervals of both proportions, combined through the
+    correlation of the pairs), p, and the MDE. Unlike the Wald interval it keeps a width when few or no pairs are
+    discordant."""
     a, b = _pairs(a, b, 'mcnemar')
     for n_, v in (('a', a), ('b', b)):
         if not np.isin(v, (0, 1)).all(): raise CogenError(f"mcnemar: {n_} must hold 0/1 outcomes; for scores use paired_permutation")
@@ -259,12 +262,17 @@ def mcnemar(a, b, alpha: float = 0.05, power: float = 0.8) -> dict:
     n10, n01 = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())   # discordant pairs
     d = (n10 - n01) / n
     p = 1.0 if n10 + n01 == 0 else float(stats.binomtest(n10, n10 + n01, 0.5).pvalue)
-    se = math.sqrt(max(0.0, (n10 + n01) / n - d * d) / n)
+    n11, n00 = int(((a == 1) & (b == 1)).sum()), int(((a == 0) & (b == 0)).sum())
+    (p1, l1, u1), (p2, l2, u2) = wilson_ci(n11 + n10, n, alpha), wilson_ci(n11 + n01, n, alpha)
+    den = (n11 + n10) * (n00 + n01) * (n11 + n01) * (n10 + n00)
+    phi = (n11 * n00 - n10 * n01) / math.sqrt(den) if den else 0.0
+    lo = d - math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    hi = d + math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
     # MDE: the discordant share psi bounds the sd of the differences; take its upper Wilson bound, so that 0 discordant
     # pairs among few items does not claim that any difference would have been seen.
     psi_hi = wilson_ci(n10 + n01, n, alpha)[2]
     return dict(test='McNemar (exact)', n=n, a=float(a.mean()), b=float(b.mean()), effect=d,
-                ci_low=d - Z95 * se, ci_high=d + Z95 * se, p=p, a_only=n10, b_only=n01,
+                ci_low=max(-1.0, lo), ci_high=min(1.0, hi), p=p, a_only=n10, b_only=n01,
                 mde=min(1.0, power_z(alpha, power) * math.sqrt(psi_hi / n)),
                 p_min=min(1.0, 2.0 ** (1 - n)))      # the smallest p any outcome of n pairs can give: all discordant one way
 

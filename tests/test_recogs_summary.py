@@ -29,9 +29,10 @@ def run_params(root: Path) -> dict:
     return {n.target.id: ast.literal_eval(n.value) for n in ast.parse(src).body if isinstance(n, ast.AnnAssign)}
 
 
-def fake_run(folder: Path, root: Path, variant: str, seed: int, provenance: bool = False) -> pd.DataFrame:
+def fake_run(folder: Path, root: Path, variant: str, seed: int, provenance: bool = False, dev_rate: float = 0.95) -> pd.DataFrame:
     """Write one synthetic run of the `long` budget (its rows `<slug>.csv` and items `<slug>.items.csv.gz`) into `folder`
-    as the run notebook writes them (same parameters, metrics and columns); returns its items."""
+    as the run notebook writes them (same parameters, metrics and columns; `dev_rate`: its share right on dev and test);
+    returns its items."""
     params = {**run_params(root), 'variant': variant, 'model': 'transformer', 'seed': seed, 'epochs': 17, 'train_limit': 0,
               'eval_limit': 0, 'max_len': 512, 'hidden': 128, 'lr': 0.001, 'batch_size': 64, 'chunks': 4}
     params.pop('results_path', None)
@@ -39,7 +40,7 @@ def fake_run(folder: Path, root: Path, variant: str, seed: int, provenance: bool
     items = []
     for split, n in (('dev', PER_SPLIT), ('test', PER_SPLIT)):
         items.append(pd.DataFrame({'item': [f'{split}:{i}' for i in range(n)], 'split': split, 'type': 'in_distribution',
-                                   'em': (rng.random(n) < 0.95).astype(int)}))
+                                   'em': (rng.random(n) < dev_rate).astype(int)}))
     for k, cat in enumerate(GEN_CATS):
         p = RATE[variant].get(cat, RATE[variant]['lex'])
         items.append(pd.DataFrame({'item': [f'gen:{k * PER_CAT + i}' for i in range(PER_CAT)], 'split': 'gen', 'type': cat,
@@ -82,6 +83,7 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     items = {(v, s): fake_run(own, root, v, s) for v in RATE for s in (0, 1, 2)}
     long_dir = committed_dir('recogs', 'long', proj)
     for v in ('cogs', 'recogs-pos'): fake_run(long_dir, root, v, 0, provenance=True)
+    fake_run(long_dir, root, 'recogs-v2', 0, provenance=True, dev_rate=0.0)      # never right in distribution either: not learned
     figs = tmp_path/'figures'
     execute_summary(root, own, figs, 'cpu', proj, tmp_path/'kernel.log')
     read = lambda name: pd.read_csv(figs/f'{name}.csv', keep_default_na=False)
@@ -114,12 +116,12 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     # Figure 5: ReCOGS's row is there for every source; the committed long profile did not run it
     f5 = read('fig5_recogs')
     rc = f5[f5.variant == 'ReCOGS (recogs-v2) (SEM)'].set_index('source')
-    assert rc.loc['ours: long (committed)', 'budget'] == 'not run at this budget (ours: long (committed))'
+    assert rc.loc['ours: long (committed)', 'budget'].startswith('transformer hidden 128')
     assert rc.loc['ours: cpu', 'Gen overall'] != '—' and rc.loc['paper (Wu et al. 2023), text', 'Obj PP -> Subj PP'] == '4.5'
 
-    # contrasts: one per seed and gen category + overall, paired on all 4,200 gen rows; the over-seeds effect = mean of the seeds'
+    # contrasts (3 pairs of variants: 3 seeds in cpu, seed 0 in long): one per seed and gen category + overall, paired on all 4,200 gen rows; the over-seeds effect = mean of the seeds'
     ps = read('contrasts_per_seed')
-    assert len(ps) == (3 * 3 + 1) * 22 and (ps[ps.category == 'Gen overall']['paired rows'] == 21 * PER_CAT).all()
+    assert len(ps) == (3 * 3 + 3) * 22 and (ps[ps.category == 'Gen overall']['paired rows'] == 21 * PER_CAT).all()
     assert (ps['unpaired gen rows'] == 0).all()
     con = read('contrasts')
     pos = con[(con.source == 'ours: cpu') & (con.contrast.str.startswith('transformer ReCOGS_pos (SEM) - transformer COGS'))
@@ -137,7 +139,9 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     assert r.verdict == 'reproduced' and r.n.endswith('(one seed)') and r.test.startswith('McNemar (exact)')
     assert v.loc[('ReCOGS < ReCOGS_pos on gen overall (Transformer)', 'ours: cpu')].verdict == 'reproduced'
     assert v.loc[('ReCOGS < COGS on gen overall (Transformer): "more challenging"', 'ours: cpu')].verdict == 'opposite'   # the fake ReCOGS is easier
-    assert v.loc[('ReCOGS < COGS on gen overall (Transformer): "more challenging"', 'ours: long (committed)')].verdict.startswith('not run at this budget')
+    unlearned = v.loc[('ReCOGS < COGS on gen overall (Transformer): "more challenging"', 'ours: long (committed)')].verdict
+    assert unlearned.endswith('(but transformer ReCOGS (recogs-v2) (SEM) 0.0% on dev (in distribution): not learned at this budget, so not a gap of generalization)'), unlearned
+    assert not v.loc[(slice(None), 'ours: cpu'), 'verdict'].str.contains('not learned').any()
     assert v.loc[('Obj PP -> Subj PP stays near 0 on COGS (Transformer, exact match)', 'ours: cpu')].verdict.startswith('reproduced')
     assert v.loc[('Obj PP -> Subj PP stays near 0 on COGS (Transformer, exact match)', 'ours: long (committed)')].verdict.startswith('reproduced')
     assert v.loc[('LSTM > Transformer on ReCOGS Obj PP -> Subj PP (SEM)', 'ours: cpu')].verdict.startswith('not run at this budget')

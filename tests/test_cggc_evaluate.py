@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-import numpy as np, pytest
+import numpy as np, pandas as pd, pytest
 from typer.testing import CliRunner
 
 from cogen_lib.core import CogenError
@@ -61,3 +61,18 @@ def test_malformed_predictions(tmp_path):
     assert r.exit_code == 1 and 'does not exist' in r.output
     r = runner.invoke(app, ['evaluate', '--pred', str(p)])
     assert r.exit_code == 1 and 'line 1: no prediction and no error' in r.output
+
+
+def test_one_meteor_process_serves_every_call(tmp_path):
+    "Two evaluations share one METEOR (Java) process; one that ended, or a discarded one, is replaced by a running one."
+    from cogen_lib.cggc.evaluate import shared_meteor, discard_meteor
+    p = tmp_path/'pred.jsonl'
+    p.write_text(''.join(json.dumps(r) + '\n' for r in ROWS))
+    first = evaluate(read_predictions(p))
+    m = shared_meteor(); pid = m.meteor_p.pid
+    second = evaluate(read_predictions(p))
+    assert shared_meteor().meteor_p.pid == pid and m.meteor_p.poll() is None
+    pd.testing.assert_frame_equal(first, second)                       # the reused process scores as a fresh one did
+    m.meteor_p.kill(); m.meteor_p.wait()
+    m2 = shared_meteor(); assert m2 is not m and m2.meteor_p.poll() is None
+    discard_meteor(m2); assert m2.meteor_p.poll() is not None and shared_meteor() is not m2

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #62b4ea7e
 from __future__ import annotations
-import json, math, os, shutil
+import atexit, json, math, os, shutil, threading
 from pathlib import Path
 import numpy as np, pandas as pd
 from ..core import CogenError, make_rng
@@ -12,8 +12,9 @@ from ..core import CogenError, make_rng
 # %% auto #0
 __all__ = ['SCALE', 'METRICS', 'SPICE_REASON', 'PROTOCOLS', 'BLEU_STATS', 'BASELINES', 'PAPER_TABLE4', 'PAPER_TABLE6',
            'PAPER_TABLE7', 'PAPER_TABLE8', 'require_java', 'coverage', 'with_protocol', 'bleu_stats', 'corpus_bleu',
-           'tokenize', 'score', 'read_predictions', 'score_groups', 'evaluate', 'metric_interval', 'bleu_interval',
-           'paired_by_cluster', 'two_sample_permutation', 'blind_concepts', 'blind_copy']
+           'tokenize', 'shared_meteor', 'discard_meteor', 'score', 'read_predictions', 'score_groups', 'evaluate',
+           'metric_interval', 'bleu_interval', 'paired_by_cluster', 'two_sample_permutation', 'blind_concepts',
+           'blind_copy']
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #1c37ad25
 SCALE = {'BLEU-3': 100, 'BLEU-4': 100, 'ROUGE-2': 100, 'ROUGE-L': 100, 'METEOR': 100, 'CIDEr': 10, 'SPICE': 100, 'Coverage': 100}
@@ -110,29 +111,53 @@ def tokenize(items: list[dict]) -> tuple[dict, dict]:
     return gts, res
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #de9e4a67
-def _close(met):
-    try: met.close()
-    except Exception: pass
+def _close(met) -> None:
+    "End the Java process of pycocoevalcap `Meteor` `met` (best effort: it may have ended already)."
+    p = getattr(met, 'meteor_p', None)
+    if p is None: return
+    for step in (p.stdin.close, p.kill, p.wait):
+        try: step()
+        except Exception: pass
+    met.lock = threading.Lock()        # its __del__ takes this lock, which a failed compute_score leaves held
+
+# %% ../../nbs/cggc/04_evaluate.ipynb #f43745f3
+_METEOR = None
+
+def shared_meteor():
+    """The process's one running METEOR (pycocoevalcap's `Meteor`: a Java process that takes seconds to start, as it loads
+    its paraphrase tables), started on first use, started again if it ended, closed when Python exits."""
+    global _METEOR
+    if _METEOR is None or _METEOR.meteor_p.poll() is not None:
+        from pycocoevalcap.meteor.meteor import Meteor
+        require_java()
+        _METEOR = Meteor()
+        atexit.register(_close, _METEOR)
+    return _METEOR
+
+def discard_meteor(met) -> None:
+    "Close `met` and forget it if it is the shared one: after a failed call its pipe may hold a half-read answer."
+    global _METEOR
+    if met is _METEOR: _METEOR = None
+    _close(met)
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #8fe6662a
 def score(items: list[dict], tokenized: tuple[dict, dict] | None = None, meteor=None) -> tuple[dict, pd.DataFrame]:
     """(corpus metrics, per-item frame) for items with `prediction`, `references`, `concepts` (see Scales; `with_protocol`
-    sets `references`). The per-item frame also holds each item's `BLEU_STATS`. `tokenized` (from `tokenize`) and a
-    running pycocoevalcap `Meteor` may be passed in to share them across calls."""
+    sets `references`). The per-item frame also holds each item's `BLEU_STATS`. `tokenized` (from `tokenize`) may be passed in to share
+    one tokenization across calls; METEOR is `shared_meteor()` unless a running pycocoevalcap `Meteor` is passed."""
     if not items: raise CogenError("nothing to score: no item has a prediction")
     for i, it in enumerate(items):
         if not isinstance(it.get('prediction'), str): raise CogenError(f"item {i} ({it.get('set_id')}): prediction is not a string")
         if not it.get('references'): raise CogenError(f"item {i} ({it.get('set_id')}): no references")
     from rouge_score import rouge_scorer
-    from pycocoevalcap.meteor.meteor import Meteor
     from pycocoevalcap.cider.cider import Cider
     gts, res = tokenized or tokenize(items)
     S = bleu_stats(gts, res)
     bleu, bleu_items = corpus_bleu(S.sum(0)), corpus_bleu(S)
-    met = meteor or Meteor()
+    met = meteor or shared_meteor()
     try: meteor_score, meteor_items = met.compute_score(gts, res)
-    finally:
-        if meteor is None: _close(met)
+    except BaseException:
+        discard_meteor(met); raise
     cider, cider_items = Cider().compute_score(gts, res)
     sc = rouge_scorer.RougeScorer(['rouge2', 'rougeL'], use_stemmer=False)
     rg = [sc.score_multi(it['references'], it['prediction']) for it in items]
@@ -178,23 +203,19 @@ def read_predictions(path: Path | str, protocol: str = 'own') -> list[dict]:
 def score_groups(recs: list[dict], by: list[str]) -> list[tuple]:
     """`(key, group frame, corpus metrics or None, per-item frame or None)` per group of `recs` by the fields `by`;
     one PTB tokenization and one METEOR process serve every group (CIDEr's statistics stay per group)."""
-    from pycocoevalcap.meteor.meteor import Meteor
     df = pd.DataFrame(recs)
     ok_all = df[df['prediction'].notna()]                      # error rows carry prediction None (read_predictions checks)
     tok = tokenize(ok_all.to_dict('records')) if len(ok_all) else ({}, {})
     pos = {k: j for j, k in enumerate(ok_all.index)}
-    met = Meteor() if len(ok_all) else None
+    met = shared_meteor() if len(ok_all) else None
     out = []
-    try:
-        for key, g in (df.groupby(by, sort=True, dropna=False) if by else [((), df)]):
-            key = key if isinstance(key, tuple) else (key,)
-            ok = g[g['prediction'].notna()]
-            if not len(ok): out.append((key, g, None, None)); continue
-            sel = [pos[k] for k in ok.index]
-            c, per = score(ok.to_dict('records'), ({j: tok[0][p] for j, p in enumerate(sel)}, {j: tok[1][p] for j, p in enumerate(sel)}), met)
-            out.append((key, g, c, per.set_index(ok.index)))
-    finally:
-        if met is not None: _close(met)
+    for key, g in (df.groupby(by, sort=True, dropna=False) if by else [((), df)]):
+        key = key if isinstance(key, tuple) else (key,)
+        ok = g[g['prediction'].notna()]
+        if not len(ok): out.append((key, g, None, None)); continue
+        sel = [pos[k] for k in ok.index]
+        c, per = score(ok.to_dict('records'), ({j: tok[0][p] for j, p in enumerate(sel)}, {j: tok[1][p] for j, p in enumerate(sel)}), met)
+        out.append((key, g, c, per.set_index(ok.index)))
     return out
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #091a6f7c

@@ -29,6 +29,8 @@ def pytest_configure(config):
 #             (its adapters in the cache);
 #   'cggc'    CGGC's triple cache and graph builds (graphs.cached_build writes into a fixed folder until stats.json
 #             exists, with no lock) and its test embedding store.
+# And, to save time rather than for safety, the tests of a file that share a module-scoped fixture of their own run as
+# one group ('module:<file>'), so that the fixture is built once instead of once per worker.
 # The groups need pytest-xdist's `--dist loadgroup` to see the marks: pytest 9.2 stores node ids where xdist 3.8 cannot
 # add the group to them (every group then ran spread over both workers), so requirements.txt pins pytest 9.1.1 and
 # tests/test_xdist_groups.py checks that a group stays on one worker.
@@ -46,10 +48,19 @@ def xdist_group_of(path: Path, nb: Path | None = None) -> str | None:
     return 'shared' if path.name in SHARED_FILES else None
 
 
+def own_module_fixture(item, path: Path) -> bool:
+    """Whether `item` uses a module-scoped fixture defined in its own file. Each worker that runs one of the file's tests
+    builds such a fixture once: two workers built test_cocoa_summary's synthetic summary (about 25 s each, quiet) twice."""
+    for defs in item._fixtureinfo.name2fixturedefs.values():
+        if any(d.scope == 'module' and d.baseid.split('::')[0].endswith(path.name) for d in defs): return True
+    return False
+
+
 @pytest.hookimpl(tryfirst=True)      # before xdist's own hook, which reads the marks to schedule --dist loadgroup
 def pytest_collection_modifyitems(config, items):
     for item in items:
         path = Path(str(item.fspath))
         nb = item.callspec.params.get('nb') if path.name == 'test_notebooks.py' and hasattr(item, 'callspec') else None
         group = xdist_group_of(path, Path(nb) if nb is not None else None)
+        if group is None and own_module_fixture(item, path): group = f'module:{path.name}'   # one worker builds it, once
         if group and not item.get_closest_marker('xdist_group'): item.add_marker(pytest.mark.xdist_group(group))

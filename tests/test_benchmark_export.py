@@ -1,6 +1,7 @@
 """`cogen export`: lm-evaluation-harness (the pinned `lm-eval` in requirements.txt) runs our exported tasks offline with
 the local smollm2 folder, and the metrics it prints equal cogen's own scoring of the same predictions; the `hf` format
-round-trips through `datasets`. About a minute each on a quiet 2-core machine (4 examples)."""
+round-trips through `datasets`. Both papers' tasks (4 examples each) run in one `lm_eval` invocation, about a minute on a
+quiet 2-core machine."""
 import json, os, subprocess, sys
 from pathlib import Path
 import pytest
@@ -16,18 +17,26 @@ def _cogen(*args, cwd=ROOT):
     return r
 
 
-def _lm_eval(tasks: Path, task: str, out: Path, *extra):
-    "Run `lm_eval run` on 4 examples of `task` with the local smollm2 folder; its printed table, results and samples."
+TASKS = {'cogen_groundcocoa_test': ('cocoa', []),
+         'cogen_cogs_gen': ('recogs', ['--option', 'variant=cogs', '--option', 'max_gen_toks=48'])}
+
+
+@pytest.fixture(scope='module')
+def lm_eval_run(tmp_path_factory) -> tuple[Path, str, dict, dict]:
+    """Both papers exported (4 examples each) into one include path and run by ONE `lm_eval run` with the local smollm2
+    folder (a run pays lm-eval's start-up and model load once): (tasks folder, printed table, results and samples per task)."""
     from cogen_lib.models import converted_dir, model_spec
+    tmp = tmp_path_factory.mktemp('lmeval'); tasks, out = tmp/'tasks', tmp/'out'
+    for paper, opts in TASKS.values(): _cogen('export', paper, '--format', 'lm-eval', '--out', str(tasks/paper), '--limit', '4', *opts)
     folder = converted_dir(model_spec('smollm2-135m'))
     r = subprocess.run([str(BIN/'lm_eval'), 'run', '--model', 'hf', '--model_args', f'pretrained={folder}', '--include_path', str(tasks),
-                        '--tasks', task, '--limit', '4', '--device', 'cpu', '--output_path', str(out), '--log_samples', *extra],
-                       capture_output=True, text=True, cwd=out.parent, env={**os.environ, **OFFLINE})
+                        '--tasks', *TASKS, '--limit', '4', '--device', 'cpu', '--output_path', str(out), '--log_samples'],
+                       capture_output=True, text=True, cwd=tmp, env={**os.environ, **OFFLINE})
     assert r.returncode == 0, r.stderr[-4000:]
-    results = json.loads(next(out.rglob('results_*.json')).read_text())['results'][task]
-    samples = [json.loads(l) for l in next(out.rglob(f'samples_{task}_*.jsonl')).read_text().splitlines()]
-    assert len(samples) == 4
-    return r.stdout, results, samples
+    results = json.loads(next(out.rglob('results_*.json')).read_text())['results']
+    samples = {t: [json.loads(l) for l in next(out.rglob(f'samples_{t}_*.jsonl')).read_text().splitlines()] for t in TASKS}
+    assert all(len(v) == 4 for v in samples.values()), {t: len(v) for t, v in samples.items()}
+    return tasks, r.stdout, results, samples
 
 
 def _printed(table: str, metric: str) -> float:
@@ -38,9 +47,9 @@ def _printed(table: str, metric: str) -> float:
     raise AssertionError(f"no {metric} line in:\n{table}")
 
 
-def test_lmeval_groundcocoa(tmp_path):
-    _cogen('export', 'cocoa', '--format', 'lm-eval', '--out', str(tmp_path/'tasks'), '--limit', '4')
-    table, res, samples = _lm_eval(tmp_path/'tasks', 'cogen_groundcocoa_test', tmp_path/'out')
+def test_lmeval_groundcocoa(lm_eval_run):
+    tasks, table, results, samples = lm_eval_run
+    res, samples = results['cogen_groundcocoa_test'], samples['cogen_groundcocoa_test']
     # cogen's scoring of the same predictions: the most likely continuation, against gold
     ll = [[float(r[0]) for r in s['filtered_resps']] for s in samples]
     ours = sum(int(max(range(5), key=lambda i: l[i]) == s['doc']['gold']) for l, s in zip(ll, samples)) / 4
@@ -51,13 +60,13 @@ def test_lmeval_groundcocoa(tmp_path):
     for l, s in zip(ll, samples):
         sc = lm.score_options([s['doc']['prompt']] * 5, s['doc']['choices'], chat=False)
         assert max(range(5), key=lambda i: sc[i]) == max(range(5), key=lambda i: l[i]), (sc, l)
-    ds = json.loads((tmp_path/'tasks'/'datasheet.json').read_text())
+    ds = json.loads((tasks/'cocoa'/'datasheet.json').read_text())
     assert ds['counts'] == {'test': 4} and ds['sources'] and all(len(h) == 64 for h in ds['files'].values())
 
 
-def test_lmeval_recogs(tmp_path):
-    _cogen('export', 'recogs', '--format', 'lm-eval', '--out', str(tmp_path/'tasks'), '--limit', '4', '--option', 'variant=cogs', '--option', 'max_gen_toks=48')
-    table, res, samples = _lm_eval(tmp_path/'tasks', 'cogen_cogs_gen', tmp_path/'out')
+def test_lmeval_recogs(lm_eval_run):
+    tasks, table, results, samples = lm_eval_run
+    res, samples = results['cogen_cogs_gen'], samples['cogen_cogs_gen']
     from cogen_lib.recogs.sem import sem
     preds = [s['filtered_resps'][0].strip().split('\n')[0].strip() for s in samples]
     golds = [' '.join(s['doc']['target'].split()) for s in samples]

@@ -435,11 +435,13 @@ def read_graphs(path: Path | str) -> list[dict]:
 
 # %% ../../nbs/cggc/01_graphs.ipynb #6e0d2aed
 def cached_build(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hops: int = 0, workers: int = 2, progress: bool = True) -> Path:
-    "The folder of a build with these parameters, built on first use."
-    from cogen_lib.core import cache_dir, stable_hash
+    """The folder of a build with these parameters, built on first use. Keyed by the content of the knowledge graph's
+    source file (its sha256), not by its path: a verification's fresh cache reaches the same ConceptNet through another
+    folder and must find the hours of this build, not redo them."""
+    from cogen_lib.core import cache_dir, stable_hash, sha256_file
     from cogen_lib.cggc.kg import _kg_source
     src = _kg_source(kg, kg_path)
-    key = stable_hash([kg, str(src), src.stat().st_size, limit, hops, 2])   # 2: the bidirectional search (a concept listed twice is not a missing pair)
+    key = stable_hash([kg, sha256_file(src), limit, hops, 3])   # 3: keyed by content (2: the bidirectional search)
     out = cache_dir('cggc', 'builds')/f'{kg}-{limit or "all"}-h{hops}-{key}'
     if not (out/'stats.json').exists(): build_graphs(out, kg, kg_path, limit, workers, hops, progress=progress)
     return out

@@ -8,7 +8,7 @@ import fcntl, json, os, time
 from contextlib import contextmanager
 from pathlib import Path
 import numpy as np, pandas as pd
-from ..core import CogenError, cache_dir, atomic_write_text, stable_hash
+from ..core import CogenError, cache_dir, atomic_write_text, stable_hash, sha256_file
 from .data import load_conceptnet4, read_conceptnet5_assertions
 
 # %% auto #0
@@ -72,10 +72,10 @@ def _kg_source(kg: str, path) -> Path:
 # %% ../../nbs/cggc/00_kg.ipynb #21d29cc4
 def load_kg(kg: str = 'conceptnet4', path: Path | str | None = None, cache: bool = True) -> pd.DataFrame:
     """The CGGC triple table (head, relation, tail) of ConceptNet 4 (the mirror) or of a ConceptNet 5 assertions file,
-    cached in the cogen cache under a key of the source file (path, size, mtime) and the relation mapping."""
+    cached in the cogen cache under a key of the source file's content (sha256, not its path: the same file reached through
+    another cache folder, as `cogen verify` does, or copied elsewhere, finds the same table) and the relation mapping."""
     src = _kg_source(kg, path)
-    st = src.stat()
-    key = stable_hash([kg, str(src), st.st_size, st.st_mtime_ns, RELATIONS, MERGE, 1])
+    key = stable_hash([kg, sha256_file(src), RELATIONS, MERGE, 2])
     cp = cache_dir('cggc', 'kg')/f'{kg}-{key}.tsv'
     if cache and cp.exists():
         return pd.read_csv(cp, sep='\t', dtype=str, keep_default_na=False, na_filter=False, quoting=3)

@@ -59,6 +59,8 @@ def test_store_commit_reuse_force_verify(proj, capsys):
     (checked,) = rec['checked']
     assert checked['slug'] in slugs and checked['items_compared'] and checked['committed_commit'] == 'abc1234'
     saved = json.loads((cdir/'VERIFIED.json').read_text())
+    from cogen_lib.site import verified_line                                          # the site reads the record as written
+    assert verified_line('store', 'cpu', 2, saved).endswith('re-executing 1 run: **identical rows**.'), verified_line('store', 'cpu', 2, saved)
     assert saved == rec and set(saved) >= {'when', 'commit', 'device', 'checked', 'ok', 'differences', 'seed', 'command'}
     assert verify_committed('store', 'cpu', runs=1, seed=0, root=proj, log=msgs.append)['checked'][0]['slug'] == checked['slug']
 

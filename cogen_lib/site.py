@@ -374,7 +374,8 @@ def verified_line(paper: str, profile: str, n_runs: int, rec: dict | None) -> st
         t = datetime.fromisoformat(when)
         when = (t.astimezone(timezone.utc) if t.tzinfo else t).strftime('%Y-%m-%d %H:%M') + (' UTC' if t.tzinfo else '')
     except ValueError: pass
-    runs = rec.get('checked') or rec.get('runs') or []   # `verify_committed` writes one dict per re-executed run in 'checked'; runs = [runs] if isinstance(runs, str) else list(runs)
+    runs = rec.get('checked') or rec.get('runs') or []   # `verify_committed` writes one dict per re-executed run in 'checked'
+    runs = [runs] if isinstance(runs, str) else list(runs)
     diffs = rec.get('differences') or []; diffs = [diffs] if isinstance(diffs, str) else list(diffs)
     ok = rec.get('ok')
     outcome = ('**identical rows**' if ok is True and not diffs else

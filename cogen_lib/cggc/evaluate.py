@@ -202,19 +202,18 @@ def read_predictions(path: Path | str, protocol: str = 'own') -> list[dict]:
 # %% ../../nbs/cggc/04_evaluate.ipynb #fce40fcd
 def score_groups(recs: list[dict], by: list[str]) -> list[tuple]:
     """`(key, group frame, corpus metrics or None, per-item frame or None)` per group of `recs` by the fields `by`;
-    one PTB tokenization and one METEOR process serve every group (CIDEr's statistics stay per group)."""
+    one PTB tokenization and the process's one METEOR (`shared_meteor`) serve every group (CIDEr's statistics stay per group)."""
     df = pd.DataFrame(recs)
     ok_all = df[df['prediction'].notna()]                      # error rows carry prediction None (read_predictions checks)
     tok = tokenize(ok_all.to_dict('records')) if len(ok_all) else ({}, {})
     pos = {k: j for j, k in enumerate(ok_all.index)}
-    met = shared_meteor() if len(ok_all) else None
     out = []
     for key, g in (df.groupby(by, sort=True, dropna=False) if by else [((), df)]):
         key = key if isinstance(key, tuple) else (key,)
         ok = g[g['prediction'].notna()]
         if not len(ok): out.append((key, g, None, None)); continue
         sel = [pos[k] for k in ok.index]
-        c, per = score(ok.to_dict('records'), ({j: tok[0][p] for j, p in enumerate(sel)}, {j: tok[1][p] for j, p in enumerate(sel)}), met)
+        c, per = score(ok.to_dict('records'), ({j: tok[0][p] for j, p in enumerate(sel)}, {j: tok[1][p] for j, p in enumerate(sel)}))
         out.append((key, g, c, per.set_index(ok.index)))
     return out
 

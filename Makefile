@@ -65,8 +65,14 @@ smoke: $(STAMP)
 	$(BIN)/cogen run cocoa --profile smoke
 	$(BIN)/cogen site --library course
 
-site: $(STAMP)
-	$(BIN)/cogen site
+# Every paper's pages from the committed rows (results/<paper>/<profile>/): the `cpu` summaries, which also show the
+# committed `long` and `paper` rows, executed over them and over any fresh runs here; no run is executed and no model
+# loaded (`cogen run --committed`; runs without committed rows are listed). Then the site, with the library notebooks
+# (SITE_LIBRARY=course or none for fewer).
+SITE_LIBRARY ?= all
+site: data
+	$(BIN)/cogen run all --profile cpu --committed
+	$(BIN)/cogen site --library $(SITE_LIBRARY)
 
 # JupyterLab on nbs/, opening the course first (LAB_ARGS="--no-browser --port 8890" to change its options).
 lab: $(STAMP)

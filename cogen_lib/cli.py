@@ -142,7 +142,8 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
         out: Optional[Path] = typer.Option(None, help='Where runs/, results/ and figures/ go (default: the project).'),
         executor: str = typer.Option('local', help="local: runs on this machine; dask: each run is a task on a Dask cluster."),
         workers: int = typer.Option(1, min=1, help='Runs at once (local), or LocalCluster worker processes (dask without --scheduler).'),
-        scheduler: Optional[str] = typer.Option(None, help='Address of a running Dask scheduler, e.g. tcp://host:8786 (dask only).')):
+        scheduler: Optional[str] = typer.Option(None, help='Address of a running Dask scheduler, e.g. tcp://host:8786 (dask only).'),
+        committed: bool = typer.Option(False, '--committed', help='Execute no run: the summaries read the committed rows (and the runs fresh here); runs with neither are listed. What `make site` does (minutes, no model).')):
     "Execute a paper's grid with papermill: fresh runs are skipped, committed rows are used, an interrupted grid resumes; then the summaries, and the table of models across papers (models.md)."
     from cogen_lib.runner import run_grid, plan_runs, run_models_table, NotApplicable
     from cogen_lib.grid import list_papers, load_grid
@@ -161,7 +162,8 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
         for p, why in skipped.items(): typer.echo(f"{p}: skipped: {why}")
         papers = [p for p in papers if p not in skipped]
     try:
-        reps = [run_grid(p, profile, out=out, force=force, executor=executor, workers=workers, scheduler=scheduler, models=models, sets=sets)
+        reps = [run_grid(p, profile, out=out, force=force, executor=executor, workers=workers, scheduler=scheduler, models=models, sets=sets,
+                         committed=committed)
                 for p in papers]
         if not any(r.failed for r in reps): run_models_table(profile, out=out, log=typer.echo)   # the models table across papers
     except KeyboardInterrupt: interrupted()

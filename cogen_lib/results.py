@@ -299,9 +299,11 @@ def models_table(headlines):
 
 # %% ../nbs/04a_results.ipynb #cf215271
 def read_result_files(folder: Path | str, paper: str, slugs: list[str] | None = None):
-    "Every result file `<slug>.csv` in `folder` (only `slugs`, if given), in slug order, with a `slug` column."
+    """Every result file `<slug>.csv` in `folder` (only `slugs`, if given), in slug order, with a `slug` column. An empty
+    `slugs` gives no rows: a summary of committed rows only (`cogen run --committed` where the profile ran nothing here)."""
     import pandas as pd
     folder = Path(folder)
+    if slugs is not None and not list(slugs): return pd.DataFrame({'slug': pd.Series(dtype=str)})
     files = sorted(folder.glob('*.csv'))
     if slugs is not None:
         want = set(slugs); files = [f for f in files if f.stem in want]

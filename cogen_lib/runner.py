@@ -28,10 +28,12 @@ class GridReport:
     skipped: list = field(default_factory=list)
     failed: list = field(default_factory=list)
     reused: list = field(default_factory=list)   # runs whose committed rows (results/<paper>/<profile>/) were used, not executed
+    absent: list = field(default_factory=list)   # `committed=True`: runs with neither committed nor fresh rows here, not executed
     model_calls: int = 0
     def __str__(self):
         reused = f", reused {len(self.reused)} (committed rows, not executed)" if self.reused else ''
-        return (f"ran {len(self.ran)}, skipped {len(self.skipped)} (fresh){reused}, failed {len(self.failed)}; "
+        absent = f", not executed {len(self.absent)} (no rows here; --committed)" if self.absent else ''
+        return (f"ran {len(self.ran)}, skipped {len(self.skipped)} (fresh){reused}{absent}, failed {len(self.failed)}; "
                 f"model calls in this invocation: {self.model_calls}")
 
 # %% ../nbs/04_runner.ipynb #a74e611b
@@ -227,7 +229,7 @@ def plan_runs(grid: Grid, profile: str, root: Path, models: list[str] = (), sets
 # %% ../nbs/04_runner.ipynb #d37d9f09
 def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None, out: Path | str | None = None,
              force: bool = False, summary: bool = True, log=print, executor: str = 'local', workers: int = 1,
-             scheduler: str | None = None, models: list[str] = (), sets: list[str] = ()) -> GridReport:
+             scheduler: str | None = None, models: list[str] = (), sets: list[str] = (), committed: bool = False) -> GridReport:
     """Execute `paper`'s `profile` (skipping fresh runs unless `force`), then its summary notebooks. `executor='local'` runs
     `workers` runs at once on this machine; `'dask'` submits each run to a Dask cluster (a `LocalCluster` of `workers`
     processes, or the scheduler at `scheduler`), whose workers must see `root` and `out` at the same paths.
@@ -237,9 +239,20 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     rows are used (`reuse_committed`), with one line saying how many, from where, computed on what. `force` executes
     them again. `models` and `sets` (`cogen run --model/--set`) change the runs (`plan_runs`): such runs have slugs of
     their own, are never committed (they are not runs of the grid), and the summaries show them beside the runs of the
-    profile that are here (fresh or committed)."""
+    profile that are here (fresh or committed).
+
+    `committed` (`cogen run --committed`, what `make site` does) executes no run: the summaries read the committed rows
+    and the runs that are fresh under `out`; the runs with neither are listed in one line (`GridReport.absent`), and a
+    paper with no rows of any committed profile gets no summary. A fresh clone builds every paper's pages this way in
+    minutes, without a model."""
     from tqdm.auto import tqdm
     root = Path(root).resolve() if root else project_root(); out = Path(out).resolve() if out else root
+    if committed and profile not in PROVENANCE_PROFILES:
+        raise CogenError(f"run {paper} --profile {profile} --committed: {profile!r} rows are never committed (only those of "
+                         f"{', '.join(PROVENANCE_PROFILES)}); leave out --committed to execute its runs")
+    if committed and (force or models or sets):
+        raise CogenError(f"run {paper} --committed executes no run, so it takes no " + ' or '.join(
+            o for o, v in (('--force', force), ('--model', models), ('--set', sets)) if v))
     grid = load_grid(paper, root); base = grid.runs(profile)
     runs = plan_runs(grid, profile, root, models, sets); lib_h = library_hash(grid.paper)
     ours, order = {r.slug for r in base}, {r.slug: i for i, r in enumerate(runs)}
@@ -260,7 +273,12 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     for run in runs:
         if run.slug in reused: rep.reused.append(run.slug)
         elif not force and is_fresh(run, root, out, lib_h): rep.skipped.append(run.slug)
+        elif committed: rep.absent.append(run.slug)
         else: todo.append(run)
+    if rep.absent:
+        log(f"{paper}/{profile}: {len(rep.absent)} of {len(runs)} run(s) have no committed rows in {rel(committed_dir(grid.paper, profile, root))}/ "
+            f"and no fresh rows here, so the summaries leave them out (--committed executes no run; `cogen run {paper} --profile "
+            f"{profile}` executes them): {', '.join(rep.absent)}")
     store = committed_dir(grid.paper, profile, out) if prov else None
     jobs = [(r, root, out, lib_h, prov, store if r.slug in ours else None) for r in todo]
     for o in tqdm(_outcomes(jobs, executor, workers, scheduler), total=len(todo), desc=f'{paper}/{profile}', unit='run', disable=not todo):
@@ -275,16 +293,21 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
             + (f"commit them (git add {rel(store)})" if out == root else
                f"bring them into the project with `cogen results import {paper} {out} --profile {profile}`"))
     if summary and not rep.failed:
+        others = 0
         for p in PROVENANCE_PROFILES:
             n = len(list(committed_dir(grid.paper, p, root).glob('*.csv'))) if p != profile else 0
+            others += n
             if n: log(f"{paper}/{profile}: the summaries also show the {n} committed {p!r} run(s) in "
                       f"{rel(committed_dir(grid.paper, p, root))}/ (read, not executed)")
-        slugs = [r.slug for r in runs]
+        slugs = [r.slug for r in runs if r.slug not in set(rep.absent)]
+        if not slugs and not others:
+            log(f"{paper}/{profile}: no rows of this or any committed profile here, so no summary; `cogen run {paper} --profile {profile}` executes its runs")
+            summary = False
         if custom:
             beside = [r.slug for r in base if r.slug not in order and (r.slug in reused or is_fresh(r, root, out, lib_h))]
             log(f"{paper}/{profile}: the summaries show the changed runs beside the {len(beside)} of {len(base)} run(s) of the profile found here")
             slugs += beside
-        for nb in grid.summaries: run_summary(grid, nb, profile, root, out, slugs)
+        for nb in (grid.summaries if summary else []): run_summary(grid, nb, profile, root, out, slugs)
     log(f"{paper}/{profile}: {rep}")
     return rep
 

@@ -119,3 +119,18 @@ def test_set_and_model_make_runs_of_their_own(proj):
         plan_runs(grid, 'cpu', proj, sets=['n=abc'])
     with pytest.raises(NotApplicable, match=r"store trains its models from scratch, so its `model` parameter chooses an architecture \(small, tiny\)"):
         plan_runs(grid, 'cpu', proj, models=['gemma3-270m'])
+
+
+def test_committed_runs_nothing(proj):
+    """`cogen run --committed` (what `make site` does on a fresh clone): the summary reads the committed rows of every
+    profile, no run executes, and the runs without rows are listed; a profile whose rows are never committed is refused."""
+    run_grid('store', 'long', root=proj, summary=False)                 # commits the `long` run; `cpu` has no rows
+    r = CliRunner().invoke(app, ['run', 'store', '--profile', 'cpu', '--committed'])
+    assert r.exit_code == 0, r.output
+    assert 'store/cpu: 2 of 2 run(s) have no committed rows in results/store/cpu/ and no fresh rows here' in r.output, r.output
+    assert 'ran 0, skipped 0 (fresh), not executed 2 (no rows here; --committed), failed 0' in r.output, r.output
+    assert not committed_dir('store', 'cpu', proj).exists()
+    means = pd.read_csv(proj/'figures'/'store'/'means.csv')             # the summary ran, over the committed `long` rows only
+    assert means[['profile', 'model', 'runs']].values.tolist() == [['long', 'tiny', 1]]
+    r = CliRunner().invoke(app, ['run', 'store', '--profile', 'smoke', '--committed'])
+    assert r.exit_code == 1 and "'smoke' rows are never committed" in r.output and 'Traceback' not in r.output, r.output

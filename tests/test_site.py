@@ -4,10 +4,12 @@ internal link resolves, and screenshots of the index and of one summary are writ
 structurally: every figure a notebook saved is shown on its page and no output prints as a tuple (`check_site`: the
 three summaries, quickstart's and GroundCocoa's summary and walkthrough, and the runs), analysis code is folded on summary
 and run pages and in view on library pages, and the front page has a verdicts section per paper. A smoke run into the
-project leaves the tracked files under figures/ and results/ unchanged (smoke figures go to a scratch folder).
+project leaves the tracked files under figures/ and results/ unchanged (smoke figures go to a scratch folder). The
+quickstart's smoke run that the site shows is also checked end to end (`test_quickstart_smoke`, last: it reruns it).
 `COGEN_SITE_ALL_PAPERS=1` adds the same check over the smoke build of every paper (minutes of model runs; not in `make test`)."""
-import os, re, shutil, subprocess, tempfile, time
+import os, re, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
+import pandas as pd
 from urllib.parse import urlparse, unquote
 import nbformat, pytest
 from cogen_lib.grid import list_papers
@@ -32,12 +34,21 @@ def test_smoke_run_leaves_tree_clean():
     assert (ROOT/'runs'/'quickstart'/'figures-smoke'/'exact_match.png').exists()
 
 @pytest.fixture(scope='module')
-def site(tmp_path_factory) -> Path:
+def smoke(tmp_path_factory) -> tuple[Path, str]:
+    """Smoke runs of the quickstart and GroundCocoa into one folder, and what the quickstart's said: the site below and
+    `test_quickstart_smoke` read the same runs (each executed once in the suite)."""
     out = tmp_path_factory.mktemp('site-out')
+    said = {}
     for paper in ('quickstart', 'cocoa'):
-        rep = run_grid(paper, 'smoke', out=out, log=lambda s: None)
+        msgs = []
+        rep = run_grid(paper, 'smoke', out=out, log=msgs.append)
         assert not rep.failed, rep
-    return build_site(out, library=['nbs/00_core.ipynb'])
+        said[paper] = '\n'.join(msgs)
+    return out, said['quickstart']
+
+@pytest.fixture(scope='module')
+def site(smoke) -> Path:
+    return build_site(smoke[0], library=['nbs/00_core.ipynb'])
 
 def _driver(tmp: Path):
     chromium = shutil.which('chromium') or shutil.which('chromium-browser')
@@ -119,3 +130,31 @@ def test_site_in_browser(site):
         d.quit(); shutil.rmtree(tmp, ignore_errors=True)
     for s in ('screenshot-index.png', 'screenshot-summary.png'):
         assert (site.parent/s).stat().st_size > 10_000
+
+
+def _cogen(*args, cwd=ROOT):
+    r = subprocess.run([str(Path(sys.executable).parent/'cogen'), *args], cwd=cwd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout + r.stderr
+
+def test_quickstart_smoke(smoke):
+    """`cogen run quickstart --profile smoke` end to end (the run the site above shows): figures written to scratch, per-item
+    outcomes with the baselines and the budget flag beside the rows; `cogen run` again skips everything, and a forced
+    rerun calls no model. Last in this file: the reruns execute the run and its summary again in the site's folder."""
+    out, said = smoke
+    figs = out/'runs'/'quickstart'/'figures-smoke'            # a smoke run never writes the committed figures/
+    for ext in ('png', 'pdf', 'md', 'csv', 'tex'): assert (figs/f'exact_match.{ext}').exists(), ext
+    assert not (out/'figures').exists()
+    for name in ('verdicts', 'baseline_tests', 'budget', 'per_run'): assert (figs/f'{name}.md').exists(), name
+    assert 'baseline (input-blind)' in (figs/'exact_match.md').read_text()
+    items = pd.read_csv(next((out/'results'/'quickstart').glob('*.items.csv.gz')))
+    assert len(items) == 4 and items.item.is_unique and items.item.str.startswith('gen:').all()
+    assert {'gold', 'prediction', 'em', 'token_f1', 'hit_budget', 'random_lf_f1', 'constant_lf_f1'} <= set(items.columns)
+    budget = int(pd.read_csv(next((out/'results'/'quickstart').glob('*.csv'))).max_new_tokens.iloc[0])   # the rows' budget
+    assert (items.gold_tokens > 0).all() and (items.truncated == (items.gold_tokens > budget)).all()
+    assert not items.em[items.truncated].any()                                                     # a gold longer than the budget is never matched
+    assert 'quickstart/smoke: ran 1, skipped 0' in said, said
+    out2 = _cogen('run', 'quickstart', '--profile', 'smoke', '--out', str(out))
+    assert 'ran 0, skipped 1 (fresh), failed 0; model calls in this invocation: 0' in out2
+    out3 = _cogen('run', 'quickstart', '--profile', 'smoke', '--out', str(out), '--force')
+    assert 'ran 1, skipped 0 (fresh), failed 0; model calls in this invocation: 0' in out3, out3

@@ -1,7 +1,7 @@
 # cogen: `make reproduce` regenerates every table and figure (from the committed rows where there are some);
 # `make verify` re-executes a sample of the committed rows and compares; `make site` renders every paper's pages from the
 # committed rows without running a model; `make test` runs the test suite.
-# Each creates .venv and install everything on first use (measured: 2 min 44 s from a fresh clone on a quiet machine, 17 minutes once on a heavily shared one; later runs reuse it).
+# Each creates .venv and installs everything on first use (measured: 2 min 44 s from a fresh clone on a quiet machine, 17 minutes once on a heavily shared one; later runs reuse it).
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv

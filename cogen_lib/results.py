@@ -16,7 +16,7 @@ __all__ = ['RESULT_COLUMNS', 'VERDICT_COLUMNS', 'HEADLINE_COLUMNS', 'PROVENANCE_
            'notebook_params', 'run_context', 'SavedFigure', 'save_figure', 'SavedTable', 'save_table', 'save_verdicts',
            'check_headline', 'save_headline', 'read_headlines', 'model_revision', 'models_table', 'read_result_files',
            'collect_results', 'summary_rows', 'provenance_columns', 'committed_dir', 'check_provenance',
-           'committed_rows', 'volatile', 'compare_rows', 'compare_items']
+           'committed_rows', 'volatile', 'compare_rows', 'compare_items', 'describe_difference']
 
 # %% ../nbs/04a_results.ipynb #07e9bbee
 RESULT_COLUMNS = ['paper', 'model', 'split', 'seed', 'metric', 'value', 'n', 'ci_low', 'ci_high', 'lib_version']
@@ -463,3 +463,13 @@ def compare_items(committed: Path | str, new: Path | str, slug: str = '') -> lis
         out.append({**base, 'row': name(a if i < len(a) else b, i), 'index': i, 'column': '(row)',
                     'committed': 'present' if i < len(a) else 'absent', 'new': 'present' if i < len(b) else 'absent'})
     return sorted(out, key=lambda d: (d['index'], d['column']))
+
+# %% ../nbs/04a_results.ipynb #e22e0618
+def describe_difference(d: dict | str) -> str:
+    """One difference as `compare_rows` and `compare_items` give it, on one line: run, file, metric, row (its name, else
+    its position), column, both values. `cogen verify` prints it and the site quotes it from VERIFIED.json (where an
+    older record may hold a plain string, returned as it is)."""
+    if not isinstance(d, dict): return str(d)
+    row = d.get('row') or '#' + str(int(d.get('index', 0)) + 1)
+    return (f"{d.get('slug', '?')} | {d.get('file', '?')} | metric={d.get('metric', '')} | {row} | {d.get('column', '?')}: "
+            f"committed {d.get('committed')!r}, new {d.get('new')!r}")

@@ -12,7 +12,7 @@ from .core import CogenError, project_root, stable_hash, sha256_file, atomic_wri
 from .grid import (Run, Grid, RunFiles, load_grid, notebook_hash, library_hash, source_commit, notebook_parameters,
                             set_parameters, FIGURE_PROFILES)
 from .results import (PROVENANCE_PROFILES, VERIFY_RULE, provenance_columns, check_provenance, committed_dir,
-                               compare_rows, compare_items, _device)
+                               compare_rows, compare_items, describe_difference, _device)
 from .kernel import run_notebook
 
 # %% auto #0
@@ -299,15 +299,15 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
             others += n
             if n: log(f"{paper}/{profile}: the summaries also show the {n} committed {p!r} run(s) in "
                       f"{rel(committed_dir(grid.paper, p, root))}/ (read, not executed)")
-        slugs = [r.slug for r in runs if r.slug not in set(rep.absent)]
-        if not slugs and not others:
-            log(f"{paper}/{profile}: no rows of this or any committed profile here, so no summary; `cogen run {paper} --profile {profile}` executes its runs")
-            summary = False
+        absent = set(rep.absent)
+        slugs = [r.slug for r in runs if r.slug not in absent]
         if custom:
             beside = [r.slug for r in base if r.slug not in order and (r.slug in reused or is_fresh(r, root, out, lib_h))]
             log(f"{paper}/{profile}: the summaries show the changed runs beside the {len(beside)} of {len(base)} run(s) of the profile found here")
             slugs += beside
-        for nb in (grid.summaries if summary else []): run_summary(grid, nb, profile, root, out, slugs)
+        if slugs or others:
+            for nb in grid.summaries: run_summary(grid, nb, profile, root, out, slugs)
+        else: log(f"{paper}/{profile}: no rows of this or any committed profile here, so no summary; `cogen run {paper} --profile {profile}` executes its runs")
     log(f"{paper}/{profile}: {rep}")
     return rep
 
@@ -432,8 +432,7 @@ def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, roo
             log(f"DIFFERS {slug}: {len(d)} difference(s)" + (f" ({err}; see {f.notebook})" if err else ''))
             items = [x for x in d if x['file'] == 'items']
             for x in [x for x in d if x['file'] != 'items'] + items[:20]:
-                log(f"  {x['slug']} | {x['file']} | metric={x['metric']} | {x['row'] or '#' + str(x['index'] + 1)} | {x['column']}: "
-                    f"committed {x['committed']!r}, new {x['new']!r}")
+                log(f"  {describe_difference(x)}")
             if len(items) > 20: log(f"  ... and {len(items) - 20} more differing item cell(s) of {slug} (VERIFIED.json lists up to {MAX_LISTED_DIFFERENCES})")
     rec = dict(paper=grid.paper, profile=profile, command=f"cogen verify {paper} --profile {profile} --runs {runs} --seed {seed}",
                when=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), commit=source_commit(root), device=_device(), seed=seed,

@@ -10,6 +10,7 @@ from pathlib import Path
 import nbformat, yaml
 from .core import CogenError, project_root, lib_version, stable_hash
 from .grid import DEFAULT_NAME_KEYS, FIGURE_PROFILES, RunFiles, list_papers, load_grid, notebook_hash, library_hash, source_commit
+from .results import describe_difference
 
 # %% auto #0
 __all__ = ['SITE_CONF', 'PaperInfo', 'paper_info', 'run_title', 'run_titles', 'clean_notebook', 'data_checksums',
@@ -378,12 +379,9 @@ def verified_line(paper: str, profile: str, n_runs: int, rec: dict | None) -> st
     runs = [runs] if isinstance(runs, str) else list(runs)
     diffs = rec.get('differences') or []; diffs = [diffs] if isinstance(diffs, str) else list(diffs)
     n = int(rec.get('differences_total', len(diffs)))    # `differences` lists at most MAX_LISTED_DIFFERENCES of them
-    said = lambda d: (d if isinstance(d, str) else      # one difference as `verify_committed` records it: run, where, both values
-                      f"{d.get('slug', '?')}: {' '.join(str(d[k]) for k in ('file', 'metric', 'row', 'column') if d.get(k) not in (None, ''))}"
-                      f" committed {d.get('committed')!r}, new {d.get('new')!r}" if isinstance(d, dict) else str(d))
     ok = rec.get('ok')
     outcome = ('**identical rows**' if ok is True and not diffs else
-               f"**{n} difference{'s' if n != 1 else ''}** (" + '; '.join(said(x)[:160] for x in diffs[:3]) + (', ...' if n > 3 else '') + ')' if diffs else
+               f"**{n} difference{'s' if n != 1 else ''}** (" + '; '.join(describe_difference(x)[:160] for x in diffs[:3]) + (', ...' if n > 3 else '') + ')' if diffs else
                '**failed**' if ok is False else 'outcome not recorded')
     return head + (f"last verified {when} on {rec.get('device', 'an unrecorded device')} at commit `{str(rec.get('commit', '?'))[:12]}`, "
                    f"re-executing {len(runs)} run{'s' if len(runs) != 1 else ''}: {outcome}.")

@@ -297,8 +297,10 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
         for p in PROVENANCE_PROFILES:
             n = len(list(committed_dir(grid.paper, p, root).glob('*.csv'))) if p != profile else 0
             others += n
-            if n: log(f"{paper}/{profile}: the summaries also show the {n} committed {p!r} run(s) in "
-                      f"{rel(committed_dir(grid.paper, p, root))}/ (read, not executed)")
+            if n:
+                log(f"{paper}/{profile}: the summaries also show the {n} committed {p!r} run(s) in "
+                    f"{rel(committed_dir(grid.paper, p, root))}/ (read, not executed)")
+                reuse_committed(grid, p, [r for r in grid.runs(p) if r.slug not in order], root, out, lib_h, copy_rows=False)   # their run pages
         absent = set(rep.absent)
         slugs = [r.slug for r in runs if r.slug not in absent]
         if custom:
@@ -312,16 +314,18 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     return rep
 
 # %% ../nbs/04_runner.ipynb #0526791b
-def reuse_committed(grid: Grid, profile: str, runs: list[Run], root: Path, out: Path, lib_h: str) -> dict[str, str]:
+def reuse_committed(grid: Grid, profile: str, runs: list[Run], root: Path, out: Path, lib_h: str,
+                    copy_rows: bool = True) -> dict[str, str]:
     """For each of `runs` with a committed result file: copy it to `out/results/<paper>/` (where summaries read) and write
-    a manifest with status `reused`. Returns `{slug: device}` of those runs."""
+    a manifest with status `reused`. Returns `{slug: device}` of those runs. Without `copy_rows`, only the manifest:
+    what the site needs for a run page of another profile's committed run (its rows stay where they are committed)."""
     cdir, found = committed_dir(grid.paper, profile, root), {}
     for run in runs:
         src = cdir/f'{run.slug}.csv'
         if not src.exists(): continue
         df = check_provenance(src)
         f = RunFiles(out, grid.paper, run.slug)
-        if f.results.resolve() != src.resolve():
+        if copy_rows and f.results.resolve() != src.resolve():
             atomic_write_text(f.results, src.read_text())
             if (cdir/f.items.name).exists(): atomic_write_text(f.items, (cdir/f.items.name).read_bytes())   # its per-item outcomes
         atomic_write_text(f.manifest, json.dumps({**_manifest(run, root, lib_h), 'status': 'reused',

@@ -311,9 +311,10 @@ def rows_notebook(man: dict, rows: Path | str, limit: int = 200) -> nbformat.Not
     return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(c) for c in cells])
 
 # %% ../nbs/06_site.ipynb #cb2bdab5
-def _run_pages(out: Path, paper: str, info: PaperInfo, src: Path, commit: str) -> list[Page]:
+def _run_pages(out: Path, paper: str, info: PaperInfo, src: Path, commit: str, root: Path | None = None) -> list[Page]:
     """Pages of one paper's executed notebooks under `out` (`RunFiles.runs_dir`): its summaries, then its runs, named by its
-    `name_keys`; a run reused from committed rows, with no notebook here, gets `rows_notebook`."""
+    `name_keys`; a run reused from committed rows, with no notebook here, gets `rows_notebook` (its rows read from `root`
+    where the runner did not copy them: the committed runs of the profiles the summaries show beside their own)."""
     pdir = RunFiles(out, paper).runs_dir
     data = data_checksums(info.data)
     pages = []
@@ -347,7 +348,9 @@ def _run_pages(out: Path, paper: str, info: PaperInfo, src: Path, commit: str) -
                'Parameters: ' + (', '.join(f"`{k}={v}`" for k, v in params.items()) or 'defaults') + '.',
                f"Commit `{man.get('commit', commit)}`, library hash `{man.get('library_hash', '?')}`; run id `{nbp.stem}`."]
         if man.get('committed'): hdr.insert(1, f"Rows committed in `{man['committed']}`, computed on {man.get('device', 'an unrecorded device')}; not rerun here.")
-        nb = nbformat.read(nbp, as_version=4) if nbp.exists() else rows_notebook(man, RunFiles(out, paper, nbp.stem).results)
+        rows = RunFiles(out, paper, nbp.stem).results         # another profile's committed run: its rows where they are committed
+        if not rows.exists() and man.get('committed') and root: rows = Path(root)/man['committed']
+        nb = nbformat.read(nbp, as_version=4) if nbp.exists() else rows_notebook(man, rows)
         pages.append(write_page(nb, f"{paper}/{nbp.stem}", t + ('' if status == 'ok' else f' ({status})'), hdr,
                                 provenance_line(man.get('notebook', '?'), params, man.get('commit', commit), data), src, paper,
                                 drop_h1=not nbp.exists(), fold=True))
@@ -515,7 +518,7 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
             groups.append(('Course', 'Course: compositional generalization', 'A short, runnable introduction for a class; each notebook ends with exercises.', pages))
         for paper in papers:
             info = paper_info(paper, root)
-            pages = _run_pages(out, paper, info, src, commit)
+            pages = _run_pages(out, paper, info, src, commit, committed_root)
             mine = [p for p in libs if p.parent.name == paper]
             for p in mine:
                 nb = nbformat.read(executed[p], as_version=4)

@@ -48,12 +48,30 @@ def xdist_group_of(path: Path, nb: Path | None = None) -> str | None:
     return 'shared' if path.name in SHARED_FILES else None
 
 
+def module_fixtures(path: Path) -> frozenset:
+    """The names of the module-scoped fixtures that the test file `path` defines, read from its source (pytest has no
+    public API for a fixture's scope at collection time): functions decorated `@pytest.fixture(scope='module', ...)`,
+    under their `name=` when they give one."""
+    import ast
+    names = set()
+    for node in ast.parse(path.read_text(encoding='utf-8')).body:
+        if not isinstance(node, ast.FunctionDef): continue
+        for dec in node.decorator_list:
+            if not (isinstance(dec, ast.Call) and ast.unparse(dec.func) in ('pytest.fixture', 'fixture')): continue
+            kw = {k.arg: k.value.value for k in dec.keywords if isinstance(k.value, ast.Constant)}
+            if kw.get('scope') == 'module': names.add(kw.get('name') or node.name)
+    return frozenset(names)
+
+
+_MODULE_FIXTURES: dict = {}
+
+
 def own_module_fixture(item, path: Path) -> bool:
-    """Whether `item` uses a module-scoped fixture defined in its own file. Each worker that runs one of the file's tests
-    builds such a fixture once: two workers built test_cocoa_summary's synthetic summary (about 25 s each, quiet) twice."""
-    for defs in item._fixtureinfo.name2fixturedefs.values():
-        if any(d.scope == 'module' and d.baseid.split('::')[0].endswith(path.name) for d in defs): return True
-    return False
+    """Whether `item` uses a module-scoped fixture defined in its own file (`item.fixturenames` holds the fixtures it
+    uses, autouse ones too). Each worker that runs one of the file's tests builds such a fixture once: two workers built
+    test_cocoa_summary's synthetic summary (about 25 s each, quiet) twice."""
+    if path not in _MODULE_FIXTURES: _MODULE_FIXTURES[path] = module_fixtures(path)
+    return bool(_MODULE_FIXTURES[path] & set(item.fixturenames))
 
 
 @pytest.hookimpl(tryfirst=True)      # before xdist's own hook, which reads the marks to schedule --dist loadgroup

@@ -33,9 +33,12 @@ def pair_features(H: np.ndarray, T: np.ndarray, S: np.ndarray) -> np.ndarray:
 # %% ../../nbs/cggc/05_verify.ipynb #ef6868cb
 class RelationVerifier:
     "Appendix D's verification model: the relation between (head, tail) that a sentence expresses, from its embeddings."
-    def __init__(self, embed, C: float = 1.0, max_iter: int = 500, seed: int = 0):
-        self.embed, self.C, self.max_iter, self.seed = embed, C, max_iter, seed
-        self.W = self.b = None; self.classes = np.array(RELATIONS)
+    def __init__(self, embed, C: float = 1.0, max_iter: int = 500, seed: int = 0, hidden: int = 0, alpha: float = 1e-4):
+        "`hidden` 0: a logistic regression layer (`C`, L-BFGS); N: one hidden layer of N ReLU units (scikit-learn's MLP, Adam, L2 `alpha`, early stopping)."
+        if isinstance(hidden, bool) or not isinstance(hidden, (int, np.integer)) or hidden < 0:
+            raise CogenError(f"RelationVerifier: hidden={hidden!r} must be 0 (logistic regression) or a positive number of units")
+        self.embed, self.C, self.max_iter, self.seed, self.hidden, self.alpha = embed, C, max_iter, seed, int(hidden), alpha
+        self.W = self.b = self.W1 = self.b1 = None; self.classes = np.array(RELATIONS)
 
     def features(self, examples) -> np.ndarray:
         "Feature rows of (head, tail, sentence, ...) examples; every distinct text is embedded once."
@@ -51,8 +54,16 @@ class RelationVerifier:
         y = np.array([e[3] for e in examples], dtype=object)
         if bad := sorted(set(y) - set(RELATIONS)): raise CogenError(f"unknown relation(s) {bad} in the training examples; CGGC relations are {', '.join(RELATIONS)}")
         if len(set(y)) < 2: raise CogenError(f"the training examples hold one relation ({y[0] if len(y) else None}); a verifier needs at least two")
-        clf = LogisticRegression(C=self.C, max_iter=self.max_iter, random_state=self.seed).fit(self.features(examples), y)
-        W, b = clf.coef_.astype(np.float32), clf.intercept_.astype(np.float32)
+        if self.hidden:
+            from sklearn.neural_network import MLPClassifier
+            clf = MLPClassifier(hidden_layer_sizes=(self.hidden,), alpha=self.alpha, early_stopping=True, validation_fraction=0.1,
+                                max_iter=60, n_iter_no_change=5, random_state=self.seed).fit(self.features(examples), y)
+            (W1, W), (b1, b) = clf.coefs_, clf.intercepts_                # (features, hidden), (hidden, classes or 1)
+            self.W1, self.b1 = W1.T.astype(np.float32), b1.astype(np.float32)
+            W, b = W.T.astype(np.float32), b.astype(np.float32)
+        else:
+            clf = LogisticRegression(C=self.C, max_iter=self.max_iter, random_state=self.seed).fit(self.features(examples), y)
+            W, b = clf.coef_.astype(np.float32), clf.intercept_.astype(np.float32)
         if len(clf.classes_) == 2: W, b = np.r_[-W, W], np.r_[-b, b]     # a binary model has one row: the second class's score
         self.classes, self.W, self.b = np.array(clf.classes_, dtype=object), W, b
         return self
@@ -60,19 +71,23 @@ class RelationVerifier:
     def predict(self, examples) -> list[str]:
         "The predicted relation of each (head, tail, sentence, ...) example."
         if self.W is None: raise CogenError("the verifier is not trained: call fit() or RelationVerifier.load() first")
-        return [str(c) for c in self.classes[np.argmax(self.features(examples) @ self.W.T + self.b, axis=1)]]
+        X = self.features(examples)
+        if self.W1 is not None: X = np.maximum(X @ self.W1.T + self.b1, 0)     # the hidden ReLU layer
+        return [str(c) for c in self.classes[np.argmax(X @ self.W.T + self.b, axis=1)]]
 
     def accuracy(self, examples) -> float:
         "Share of (head, tail, sentence, relation) examples whose relation is predicted."
         return float(np.mean([p == e[3] for p, e in zip(self.predict(examples), examples)]))
 
     def save(self, path) -> None:
-        np.savez(path, W=self.W, b=self.b, classes=self.classes.astype(str))
+        np.savez(path, W=self.W, b=self.b, classes=self.classes.astype(str), **({} if self.W1 is None else dict(W1=self.W1, b1=self.b1)))
 
     @classmethod
     def load(cls, path, embed) -> 'RelationVerifier':
         z = np.load(path, allow_pickle=False)
-        v = cls(embed); v.W, v.b, v.classes = z['W'], z['b'], np.array(z['classes'].tolist(), dtype=object)
+        v = cls(embed, hidden=int(z['W1'].shape[0]) if 'W1' in z.files else 0)
+        v.W, v.b, v.classes = z['W'], z['b'], np.array(z['classes'].tolist(), dtype=object)
+        if 'W1' in z.files: v.W1, v.b1 = z['W1'], z['b1']
         return v
 
 # %% ../../nbs/cggc/05_verify.ipynb #1a7b6916
@@ -99,23 +114,24 @@ def store_embed(store=None):
         return np.asarray(store.matrix()[rows])
     return embed
 
-def build_verifier(build: Path | str, min_samples: int = 5, split_seed: int = 0, embed=None, C: float = 1.0) -> tuple[RelationVerifier, dict]:
-    "(verifier, report) for a build folder: trained on its verification train group once, then loaded."
+def build_verifier(build: Path | str, min_samples: int = 5, split_seed: int = 0, embed=None, C: float = 1.0,
+                   hidden: int = 0) -> tuple[RelationVerifier, dict]:
+    "(verifier, report) for a build folder: trained on its verification train group once, then loaded; `hidden` as `RelationVerifier`'s."
     from cogen_lib.cggc.graphs import read_graphs
     from cogen_lib.cggc.labels import compositional, split_groups
     build = Path(build); embed = embed or store_embed()
-    stem = build/f'verifier-m{min_samples}-s{split_seed}-C{C:g}'
+    stem = build/(f'verifier-m{min_samples}-s{split_seed}-C{C:g}' + (f'-h{hidden}' if hidden else ''))
     if stem.with_suffix('.json').exists() and stem.with_suffix('.npz').exists():
         return RelationVerifier.load(stem.with_suffix('.npz'), embed), json.loads(stem.with_suffix('.json').read_text())
     g = split_groups(compositional(read_graphs(build), min_samples=min_samples), seed=split_seed)
     tr, va = verification_examples(g['verification_train']), verification_examples(g['verification_val'])
     if not tr or not va: raise CogenError(f"{build}: the verification group has {len(tr)} train and {len(va)} val edges; build more concept sets")
-    v = RelationVerifier(embed, C=C, seed=split_seed).fit(tr)
+    v = RelationVerifier(embed, C=C, seed=split_seed, hidden=hidden).fit(tr)
     rels, counts = np.unique([e[3] for e in tr], return_counts=True)
     major = rels[np.argmax(counts)]
     rep = dict(train_edges=len(tr), val_edges=len(va), train_sets=len({r['set_id'] for r in g['verification_train']}),
                val_sets=len({r['set_id'] for r in g['verification_val']}), train_accuracy=v.accuracy(tr), val_accuracy=v.accuracy(va),
                majority_relation=str(major), majority_val_accuracy=float(np.mean([e[3] == major for e in va])),
-               features='minilm-l6 [s, h, t, s*h, s*t, h*t]', classifier=f'multinomial logistic regression (C={C:g})')
+               features='minilm-l6 [s, h, t, s*h, s*t, h*t]', classifier=f'MLP ({hidden} ReLU units)' if hidden else f'multinomial logistic regression (C={C:g})')
     v.save(stem.with_suffix('.npz')); atomic_write_text(stem.with_suffix('.json'), json.dumps(rep, indent=1))
     return v, rep

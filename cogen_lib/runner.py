@@ -300,7 +300,8 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
             if n:
                 log(f"{paper}/{profile}: the summaries also show the {n} committed {p!r} run(s) in "
                     f"{rel(committed_dir(grid.paper, p, root))}/ (read, not executed)")
-                reuse_committed(grid, p, [r for r in grid.runs(p) if r.slug not in order], root, out, lib_h, copy_rows=False)   # their run pages
+                reuse_committed(grid, p, [r for r in grid.runs(p) if r.slug not in order and not RunFiles(out, grid.paper, r.slug).manifest.exists()],
+                                root, out, lib_h, copy_rows=False)   # their run pages (a run of theirs executed here keeps its own)
         absent = set(rep.absent)
         slugs = [r.slug for r in runs if r.slug not in absent]
         if custom:

@@ -340,6 +340,7 @@ def _run_pages(out: Path, paper: str, info: PaperInfo, src: Path, commit: str, r
         man = json.loads(mp.read_text()) if mp.exists() else {}
         runs.append((pdir/f'{stem}.ipynb', man))
     titles = run_titles([m.get('params', {}) for _, m in runs], info.name_keys)
+    profiles = {m.get('profile') for _, m in runs}
     for (nbp, man), t in zip(runs, titles):
         params = man.get('params', {})
         status = man.get('status', 'unknown')
@@ -351,7 +352,8 @@ def _run_pages(out: Path, paper: str, info: PaperInfo, src: Path, commit: str, r
         rows = RunFiles(out, paper, nbp.stem).results         # another profile's committed run: its rows where they are committed
         if not rows.exists() and man.get('committed') and root: rows = Path(root)/man['committed']
         nb = nbformat.read(nbp, as_version=4) if nbp.exists() else rows_notebook(man, rows)
-        pages.append(write_page(nb, f"{paper}/{nbp.stem}", t + ('' if status == 'ok' else f' ({status})'), hdr,
+        tags = [man.get('profile', '?')] * (len(profiles) > 1) + [status] * (status != 'ok')   # which profile, when the paper shows several
+        pages.append(write_page(nb, f"{paper}/{nbp.stem}", t + (f" ({', '.join(tags)})" if tags else ''), hdr,
                                 provenance_line(man.get('notebook', '?'), params, man.get('commit', commit), data), src, paper,
                                 drop_h1=not nbp.exists(), fold=True))
     return pages

@@ -340,7 +340,19 @@ def _device() -> str:
         gpus = [g.strip() for g in r.stdout.splitlines() if g.strip()] if r.returncode == 0 else []
     except (OSError, subprocess.SubprocessError): gpus = []
     if gpus: return ' + '.join(f"{n} x {g}" if n > 1 else g for g, n in ((g, gpus.count(g)) for g in dict.fromkeys(gpus)))
-    return f"cpu ({platform.machine()}, {os.cpu_count()} cores)"
+    return f"cpu ({', '.join([platform.machine(), f'{os.cpu_count()} cores', *_cpu_kind()])})"
+
+def _cpu_kind() -> list[str]:
+    """The CPU's model name and its widest vector instructions (what torch's CPU kernels dispatch on), from
+    `/proc/cpuinfo`; empty where there is none. Training on CPUs of another kind is not bitwise the same: a ReCOGS
+    `long` run re-executed on an AMD EPYC with AVX-512 differed from its committed rows (stop 29), whose device said
+    only 'cpu (x86_64, 2 cores)'."""
+    try: info = Path('/proc/cpuinfo').read_text(errors='replace')
+    except OSError: return []
+    name = next((l.split(':', 1)[1].strip() for l in info.splitlines() if l.startswith('model name')), '')
+    flags = set(next((l.split(':', 1)[1].split() for l in info.splitlines() if l.startswith('flags')), []))
+    isa = 'AVX-512' if 'avx512f' in flags else 'AVX2' if 'avx2' in flags else ''
+    return [x for x in (name, isa) if x]
 
 # %% ../nbs/04a_results.ipynb #77a25d29
 def provenance_columns(root: Path, wall_seconds: float, threads: int | None = None) -> dict:

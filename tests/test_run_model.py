@@ -21,7 +21,9 @@ def test_model_and_set_override(tmp_path):
     out1 = _cogen(*args)
     assert 'quickstart/smoke: 1 run(s) changed by --model gemma3-270m --set n_examples=2, under slugs of their own' in out1, out1
     assert 'ran 1, skipped 0 (fresh)' in out1, out1
-    (man,) = [json.loads(p.read_text()) for p in (tmp_path/'runs'/'quickstart').glob('model=*.json')]
+    mans = [json.loads(p.read_text()) for p in (tmp_path/'runs'/'quickstart').glob('model=*.json')]
+    (man,) = [m for m in mans if not m.get('committed')]                       # the run executed here; the others: committed cpu rows' pages
+    assert all(m['status'] == 'reused' and m['profile'] == 'cpu' for m in mans if m.get('committed')), mans
     assert man['status'] == 'ok' and man['params'] == {'model': 'gemma3-270m', 'n_examples': 2, 'seed': 0}
     rows = pd.read_csv(next((tmp_path/'results'/'quickstart').glob('model=gemma3-270m*.csv')))
     assert set(rows.model) == {'gemma3-270m'} and set(rows.loc[rows.metric == 'exact_match', 'n']) == {2}

@@ -1,4 +1,4 @@
-import os, re
+import functools, os, re
 from pathlib import Path
 import pytest
 
@@ -48,6 +48,7 @@ def xdist_group_of(path: Path, nb: Path | None = None) -> str | None:
     return 'shared' if path.name in SHARED_FILES else None
 
 
+@functools.lru_cache(maxsize=None)
 def module_fixtures(path: Path) -> frozenset:
     """The names of the module-scoped fixtures that the test file `path` defines, read from its source (pytest has no
     public API for a fixture's scope at collection time): functions decorated `@pytest.fixture(scope='module', ...)`,
@@ -63,15 +64,11 @@ def module_fixtures(path: Path) -> frozenset:
     return frozenset(names)
 
 
-_MODULE_FIXTURES: dict = {}
-
-
 def own_module_fixture(item, path: Path) -> bool:
     """Whether `item` uses a module-scoped fixture defined in its own file (`item.fixturenames` holds the fixtures it
     uses, autouse ones too). Each worker that runs one of the file's tests builds such a fixture once: two workers built
     test_cocoa_summary's synthetic summary (about 25 s each, quiet) twice."""
-    if path not in _MODULE_FIXTURES: _MODULE_FIXTURES[path] = module_fixtures(path)
-    return bool(_MODULE_FIXTURES[path] & set(item.fixturenames))
+    return bool(module_fixtures(path) & set(item.fixturenames))
 
 
 @pytest.hookimpl(tryfirst=True)      # before xdist's own hook, which reads the marks to schedule --dist loadgroup

@@ -4,19 +4,19 @@
 
 # %% ../../nbs/spor/01_systematicity.ipynb #791446e2
 from __future__ import annotations
-import time
+import json, time
 from dataclasses import dataclass
 import numba
 import numpy as np
 from numba import njit
-from ..core import CogenError
+from ..core import CogenError, atomic_write_text, cache_dir, stable_hash
 from ..metrics import chernoff_divergence
 from .data import Corpus, Sample
 
 # %% auto #0
-__all__ = ['main_entity', 'Problem', 'make_problem', 'toy_problem', 'try_ranks', 'ClusterSplit', 'baseline_cluster',
-           'fast_splits', 'fast_score', 'run_try', 'try_score', 'search', 'SystematicitySplit', 'split_stats',
-           'build_systematicity']
+__all__ = ['SEARCH_VERSION', 'main_entity', 'Problem', 'make_problem', 'toy_problem', 'try_ranks', 'ClusterSplit',
+           'baseline_cluster', 'fast_splits', 'fast_score', 'run_try', 'try_score', 'search', 'SystematicitySplit',
+           'split_stats', 'build_systematicity']
 
 # %% ../../nbs/spor/01_systematicity.ipynb #b0693074
 def main_entity(sample: Sample) -> str:
@@ -782,17 +782,38 @@ def split_stats(P: Problem, splits: list) -> dict:
                 divergence_max_cluster=max((cs.divergence for cs in splits), default=0.0), divergence_global=glob)
 
 # %% ../../nbs/spor/01_systematicity.ipynb #6376fbfc
+SEARCH_VERSION = 'spor.systematicity.search/1'
+"Part of the key of a cached search: bump it when a change to the search or the kernels changes any try's score."
+
 def build_systematicity(corpus: Corpus, tries: int = 100, seed: int = 0, workers: int = 2, r: float = 0.02,
-                        progress: bool = True) -> SystematicitySplit:
-    "Search `tries` seeded tries, replay the best one and return its split with statistics (`seed`, `try`, seconds)."
+                        progress: bool = True, cache: bool = True) -> SystematicitySplit:
+    """Search `tries` seeded tries, replay the best one and return its split with statistics (`seed`, `try`, seconds).
+    With `cache`, the winning try of a search is kept in `cache_dir('spor', 'splits')` under a key of everything that
+    decides it (the pool's units and clusters, `tries`, `seed`, `r`, `SEARCH_VERSION`), so that the second training
+    set of a contrast (Atom, then Combination) replays the winner instead of searching again; the replayed try must
+    reach the cached score (`search_cached` in the statistics says which happened)."""
     t0 = time.perf_counter()
     P = make_problem(corpus)
-    best, score, scores = search(P, tries, seed, workers, r, progress)
+    key = stable_hash([SEARCH_VERSION, P.units, P.clusters, P.drop_rare, tries, seed, r])
+    path = cache_dir('spor', 'splits')/f'{corpus.dataset}-{key}.json'
+    hit = cache and path.exists()
+    if hit:
+        try: got = json.loads(path.read_text()); best, score = int(got['winning_try']), int(got['test_units'])
+        except (ValueError, KeyError, TypeError) as e:
+            raise CogenError(f"{path}: not a cached systematicity search ({type(e).__name__}: {e}); delete the file to search again") from None
+    else:
+        best, score, _ = search(P, tries, seed, workers, r, progress)
     splits = run_try(P, seed, best, tries, r)
     st = split_stats(P, splits)
-    assert st['test_units'] == score
+    if st['test_units'] != score:
+        raise CogenError(f"{path if hit else 'systematicity search'}: try {best} gives {st['test_units']} test units, "
+                         f"not the {score} its search scored" + ("; delete the cached file to search again" if hit else ''))
+    if cache and not hit:
+        atomic_write_text(path, json.dumps(dict(winning_try=best, test_units=score, tries=tries, seed=seed, r=r,
+                                                version=SEARCH_VERSION), indent=1) + '\n')
     S = P.samples
     st.update(seed=seed, tries=tries, winning_try=best, winning_seed_spawn_key=[seed, best],
-              threshold=r, seconds=round(time.perf_counter() - t0, 2))
+              threshold=r, search_cached=hit, seconds=round(time.perf_counter() - t0, 2))
     return SystematicitySplit([S[x] for cs in splits for x in cs.atom], [S[x] for cs in splits for x in cs.comb],
                               [S[x] for cs in splits for x in cs.test], st)
+

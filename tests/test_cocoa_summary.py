@@ -191,7 +191,10 @@ def test_verdicts_follow_the_items(summary):
     assert pair.ours.startswith(f"{100 * q.correct_a.mean():.1f}% vs {100 * q.correct_b.mean():.1f}%")
     c = v[v.model == 'fake-constant'].set_index(['claim', 'style'])
     assert c.loc[('CoT-partial beats direct prompting (Table 3: "mixed results")', 'cot-partial vs direct'), 'verdict'].startswith('not')
-    assert c.loc[(cx, 'loglik'), 'verdict'].startswith('not detected at this n')   # a constant letter: no complexity effect
+    w = c.loc[(cx, 'loglik'), 'verdict']      # a constant letter earns what the baselines earn: which questions it gets right is no test
+    assert w.startswith('not testable at this budget: ') and 'is not above the best input-blind baseline' in w, w
+    assert '(the test alone: not detected at this n' in w, w                     # the test's own outcome is kept
+    assert not g.verdict.str.startswith('not testable at this budget').any()     # the good fake beats the baselines
 
 
 def test_letter_bias_and_cost(summary):

@@ -12,7 +12,7 @@ from .grid import PROFILES, RunFiles, source_commit
 
 # %% auto #0
 __all__ = ['RESULT_COLUMNS', 'VERDICT_COLUMNS', 'HEADLINE_COLUMNS', 'PROVENANCE_PROFILES', 'PROVENANCE_COLUMNS', 'THREADS_COLUMN',
-           'VERIFY_IGNORED_COLUMNS', 'VOLATILE_SUFFIXES', 'VOLATILE_NAMES', 'VERIFY_RULE', 'Recorder',
+           'VERIFY_IGNORED_COLUMNS', 'VOLATILE_SUFFIXES', 'VOLATILE_NAMES', 'VERIFY_RTOL', 'VERIFY_RULE', 'Recorder',
            'notebook_params', 'run_context', 'SavedFigure', 'save_figure', 'SavedTable', 'save_table', 'save_verdicts',
            'check_headline', 'save_headline', 'read_headlines', 'model_revision', 'models_table', 'read_result_files',
            'collect_results', 'summary_rows', 'provenance_columns', 'committed_dir', 'check_provenance',
@@ -406,9 +406,12 @@ VERIFY_IGNORED_COLUMNS = (*PROVENANCE_COLUMNS, THREADS_COLUMN, 'lib_version', 's
 "Columns that `compare_rows` never compares: where, when and by which version the rows were made, not what they say."
 VOLATILE_SUFFIXES = ('seconds', '_per_s', '_per_second')
 VOLATILE_NAMES = ('epochs_run_this_call', 'model_calls', 'cache_hits', 'cached', 'new_tokens', 'prompt_tokens', 'batches')
+VERIFY_RTOL = 1e-12
+"Two floats compare equal when they differ by at most this share of the larger: the last bits a sum may take on another CPU's vector units, not a different number."
 VERIFY_RULE = (f"not compared: the provenance columns ({', '.join(VERIFY_IGNORED_COLUMNS)}) and the metrics and columns that "
                f"measure time or the state of the caches (names ending in {', '.join(VOLATILE_SUFFIXES)}; "
-               f"{', '.join(VOLATILE_NAMES)}); everything else must be identical")
+               f"{', '.join(VOLATILE_NAMES)}); everything else must be identical (floats to a relative {VERIFY_RTOL:g}: "
+               "their last bits may differ between CPUs)")
 "What a verification leaves out, in words: `cogen verify` prints it and VERIFIED.json records it."
 
 def volatile(name) -> bool:
@@ -423,6 +426,12 @@ def _plain(v):
     if v is None or (isinstance(v, float) and v != v): return None
     if isinstance(v, float) and v in (float('inf'), float('-inf')): return str(v)
     return v
+
+def _same(a, b) -> bool:
+    "Two `_plain` cells agree: equal, or two finite numbers (not bools) within `VERIFY_RTOL` of the larger."
+    if a == b: return True
+    num = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)
+    return num(a) and num(b) and abs(a - b) <= VERIFY_RTOL * max(abs(a), abs(b))
 
 # %% ../nbs/04a_results.ipynb #5e1f0a08
 def compare_rows(committed, new, slug: str = '') -> list[dict]:
@@ -448,7 +457,7 @@ def compare_rows(committed, new, slug: str = '') -> list[dict]:
             continue
         for c in cols:
             va, vb = (_plain(ra[c]) if c in ra.index else None), (_plain(rb[c]) if c in rb.index else None)
-            if va != vb: out.append({**base, 'column': c, 'committed': va, 'new': vb})
+            if not _same(va, vb): out.append({**base, 'column': c, 'committed': va, 'new': vb})
     return out
 
 # %% ../nbs/04a_results.ipynb #5e1f0a0b
@@ -470,7 +479,8 @@ def compare_items(committed: Path | str, new: Path | str, slug: str = '') -> lis
     for c in (c for c in a.columns if c in b.columns):
         x, y = a[c].iloc[:n].reset_index(drop=True), b[c].iloc[:n].reset_index(drop=True)
         for i in (~((x == y) | (x.isna() & y.isna()))).to_numpy().nonzero()[0]:
-            out.append({**base, 'row': name(a, i), 'index': int(i), 'column': c, 'committed': _plain(x[i]), 'new': _plain(y[i])})
+            if not _same(_plain(x[i]), _plain(y[i])):
+                out.append({**base, 'row': name(a, i), 'index': int(i), 'column': c, 'committed': _plain(x[i]), 'new': _plain(y[i])})
     for i in range(n, max(len(a), len(b))):
         out.append({**base, 'row': name(a if i < len(a) else b, i), 'index': i, 'column': '(row)',
                     'committed': 'present' if i < len(a) else 'absent', 'new': 'present' if i < len(b) else 'absent'})

@@ -223,11 +223,13 @@ def main(args: list[str] | None = None):
 @cli_command
 def results_import(paper: str = typer.Argument(..., help='The paper whose runs to import (e.g. recogs).'),
                    src: Path = typer.Argument(..., help='The --out folder of `cogen run <paper> --profile P` on the other machine (with its results/ and runs/).'),
-                   profile: str = typer.Option('paper', help='The profile of those runs: cpu, long or paper.')):
+                   profile: str = typer.Option('paper', help='The profile of those runs: cpu, long or paper.'),
+                   replace: bool = typer.Option(False, help='Replace committed rows with a re-execution of the same run (kept otherwise).')):
     "Check the finished runs in SRC (manifest, hash, grid, provenance) and copy their rows to results/<paper>/<profile>/, to commit."
     from cogen_lib.runner import import_results
-    files = import_results(paper, src, profile)
+    files = import_results(paper, src, profile, replace=replace, log=typer.echo)
     for f in files: typer.echo(f"imported {f}")
+    if not files: typer.echo(f"nothing new to import from {src}: its runs' rows are committed already"); return
     typer.echo(f"{len(files)} result file(s) in {files[0].parent}: commit them (git add {files[0].parent})")
 
 # %% ../nbs/05_cli.ipynb #3b5d7a02

@@ -336,12 +336,15 @@ def reuse_committed(grid: Grid, profile: str, runs: list[Run], root: Path, out: 
     return found
 
 # %% ../nbs/04_runner.ipynb #dc32f8c1
-def import_results(paper: str, src: Path | str, profile: str = 'paper', root: Path | str | None = None) -> list[Path]:
+def import_results(paper: str, src: Path | str, profile: str = 'paper', root: Path | str | None = None,
+                   replace: bool = False, log=print) -> list[Path]:
     """Copy the finished `profile` runs of `paper` under `src` (the `--out` folder of `cogen run` on another machine, e.g.
     a GPU's) into `committed_dir`, after checking each: its manifest says `ok`, its file has the recorded hash, its
     slug is a run of the grid's profile, and every row carries its provenance. Runs that `src` did not execute but reused
     from these committed rows (manifest `reused`, the same file) are skipped, so a grid run partly from committed rows
-    imports its new runs. Returns the files written, in slug order."""
+    imports its new runs. A run already committed is skipped when its file is the same, and kept (with a line saying so)
+    when `src` holds a different one, say a re-execution in another `--out` folder whose provenance (its wall time
+    among it) is not the committed run's; `replace` replaces it. Returns the files written, in slug order."""
     root, src = (Path(root) if root else project_root()), Path(src)
     grid = load_grid(paper, root); slugs = {r.slug for r in grid.runs(profile)}
     dest = committed_dir(grid.paper, profile, root)
@@ -362,7 +365,12 @@ def import_results(paper: str, src: Path | str, profile: str = 'paper', root: Pa
         if m.get('status') != 'ok' or m.get('profile') != profile or m.get('results_sha256') != h:
             raise CogenError(f"import: {f}: its manifest {mpath} does not record a finished {profile!r} run with this file "
                              f"(status {m.get('status')!r}, profile {m.get('profile')!r}); rerun it there")
-        check_provenance(f); checked.append(f)
+        check_provenance(f)
+        if (dest/f.name).exists() and not replace:
+            if sha256_file(dest/f.name) != h:
+                log(f"import: kept the committed rows of {f.stem}: {f} differs from {dest/f.name} (a re-execution; --replace replaces them)")
+            continue
+        checked.append(f)
     dest.mkdir(parents=True, exist_ok=True)
     written = []
     for f in checked:

@@ -794,9 +794,9 @@ def build_systematicity(corpus: Corpus, tries: int = 100, seed: int = 0, workers
     reach the cached score (`search_cached` in the statistics says which happened)."""
     t0 = time.perf_counter()
     P = make_problem(corpus)
-    key = stable_hash([SEARCH_VERSION, P.units, P.clusters, P.drop_rare, tries, seed, r])
-    path = cache_dir('spor', 'splits')/f'{corpus.dataset}-{key}.json'
-    hit = cache and path.exists()
+    path = (cache_dir('spor', 'splits')/f"{corpus.dataset}-{stable_hash([SEARCH_VERSION, P.units, P.clusters, P.drop_rare, tries, seed, r])}.json"
+            if cache else None)                                      # no key, no folder, without the cache
+    hit = path is not None and path.exists()
     if hit:
         try: got = json.loads(path.read_text()); best, score = int(got['winning_try']), int(got['test_units'])
         except (ValueError, KeyError, TypeError) as e:
@@ -808,7 +808,7 @@ def build_systematicity(corpus: Corpus, tries: int = 100, seed: int = 0, workers
     if st['test_units'] != score:
         raise CogenError(f"{path if hit else 'systematicity search'}: try {best} gives {st['test_units']} test units, "
                          f"not the {score} its search scored" + ("; delete the cached file to search again" if hit else ''))
-    if cache and not hit:
+    if path is not None and not hit:
         atomic_write_text(path, json.dumps(dict(winning_try=best, test_units=score, tries=tries, seed=seed, r=r,
                                                 version=SEARCH_VERSION), indent=1) + '\n')
     S = P.samples

@@ -66,7 +66,8 @@ def _kg_source(kg: str, path) -> Path:
         from cogen_lib.data import fetch
         return fetch('conceptnet4/conceptnet_en.graph.gz')
     if path is None: raise CogenError("ConceptNet 5 is not in the mirror: pass --kg-path to a conceptnet-assertions-5.x.csv(.gz) file")
-    if not Path(path).is_file(): raise CogenError(f"ConceptNet 5 assertions file {path} does not exist")
+    if not Path(path).is_file(): raise CogenError(f"ConceptNet 5 assertions file {path} does not exist: pass --kg-path to a conceptnet-assertions-5.x.csv(.gz) "
+                                             "file (the sample the tests and the smoke profile use is made by `make`, or `python tests/fixtures/cggc/make_sample.py`)")
     return Path(path).resolve()
 
 # %% ../../nbs/cggc/00_kg.ipynb #21d29cc4

@@ -479,8 +479,8 @@ def compare_items(committed: Path | str, new: Path | str, slug: str = '') -> lis
     for c in (c for c in a.columns if c in b.columns):
         x, y = a[c].iloc[:n].reset_index(drop=True), b[c].iloc[:n].reset_index(drop=True)
         for i in (~((x == y) | (x.isna() & y.isna()))).to_numpy().nonzero()[0]:
-            if not _same(_plain(x[i]), _plain(y[i])):
-                out.append({**base, 'row': name(a, i), 'index': int(i), 'column': c, 'committed': _plain(x[i]), 'new': _plain(y[i])})
+            va, vb = _plain(x[i]), _plain(y[i])
+            if not _same(va, vb): out.append({**base, 'row': name(a, i), 'index': int(i), 'column': c, 'committed': va, 'new': vb})
     for i in range(n, max(len(a), len(b))):
         out.append({**base, 'row': name(a if i < len(a) else b, i), 'index': i, 'column': '(row)',
                     'committed': 'present' if i < len(a) else 'absent', 'new': 'present' if i < len(b) else 'absent'})

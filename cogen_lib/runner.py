@@ -392,6 +392,10 @@ def _fresh_cache(folder: Path) -> Path:
         if not (folder/name).exists(): (folder/name).symlink_to(cache_dir(name), target_is_directory=True)
     return folder
 
+def _cache_leftovers(folder: Path) -> list[str]:
+    "What a verification cache `folder` holds besides the links of `VERIFY_SHARED_CACHES`: an earlier verification's work."
+    return sorted(p.name for p in folder.iterdir() if p.name not in VERIFY_SHARED_CACHES) if folder.is_dir() else []
+
 # %% ../nbs/04_runner.ipynb #9e7f0004
 MAX_LISTED_DIFFERENCES = 1000
 "How many differences VERIFIED.json lists (it counts them all); `cogen verify` prints every differing row, and the first 20 differing items of each run."
@@ -417,8 +421,10 @@ def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, roo
     chosen = [cands[i] for i in sorted(make_rng(seed).choice(len(cands), size=min(runs, len(cands)), replace=False))]
     rows = {s: check_provenance(cdir/f'{s}.csv') for s in chosen}        # a bad committed file stops us before any work
     vout = Path(out).resolve() if out else Path(tempfile.mkdtemp(prefix=f'cogen-verify-{grid.paper}-'))
+    left = _cache_leftovers(vout/'cache')                                # an interrupted verification into the same `out`
     log(f"verify {paper}/{profile}: re-executing {len(chosen)} of the {len(cands)} committed run(s) in {rel(cdir)}/, drawn with seed {seed}, "
-        f"into {vout}, with an empty model-call cache and no trained checkpoints")
+        f"into {vout}, with an empty model-call cache and no trained checkpoints"
+        + (f"; resuming: {vout/'cache'} already holds {', '.join(left)}, which only an earlier verification into {vout} computed" if left else ''))
     log(f"verify {paper}/{profile}: {VERIFY_RULE}")
     if stale: log(f"verify {paper}/{profile}: {len(stale)} committed file(s) are no run of the {profile!r} profile now, so cannot be re-executed: {', '.join(stale)}")
     lib_h, cache, checked, diffs = library_hash(grid.paper), _fresh_cache(vout/'cache'), [], []
@@ -448,7 +454,7 @@ def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, roo
                 log(f"  {describe_difference(x)}")
             if len(items) > 20: log(f"  ... and {len(items) - 20} more differing item cell(s) of {slug} (VERIFIED.json lists up to {MAX_LISTED_DIFFERENCES})")
     rec = dict(paper=grid.paper, profile=profile, command=f"cogen verify {paper} --profile {profile} --runs {runs} --seed {seed}",
-               when=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), commit=source_commit(root), device=_device(), seed=seed,
+               when=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), commit=source_commit(root), device=_device(), seed=seed, resumed=bool(left),
                runs_requested=runs, committed_runs=len(committed), not_in_grid=stale, rule=VERIFY_RULE, ok=not diffs, checked=checked,
                differences_total=len(diffs), differences=diffs[:MAX_LISTED_DIFFERENCES])
     atomic_write_text(cdir/'VERIFIED.json', json.dumps(rec, indent=1, allow_nan=False) + '\n')

@@ -405,17 +405,17 @@ def committed_rows(paper: str, profile: str = 'paper', root: Path | str | None =
 VERIFY_IGNORED_COLUMNS = (*PROVENANCE_COLUMNS, THREADS_COLUMN, 'lib_version', 'slug', 'profile')
 "Columns that `compare_rows` never compares: where, when and by which version the rows were made, not what they say."
 VOLATILE_SUFFIXES = ('seconds', '_per_s', '_per_second')
-VOLATILE_NAMES = ('epochs_run_this_call', 'model_calls', 'cache_hits', 'cached', 'new_tokens', 'prompt_tokens', 'batches')
+VOLATILE_NAMES = ('epochs_run_this_call', 'model_calls', 'cache_hits', 'cached', 'new_tokens', 'prompt_tokens', 'batches', 'load_avg')
 VERIFY_RTOL = 1e-12
 "Two floats compare equal when they differ by at most this share of the larger: the last bits a sum may take on another CPU's vector units, not a different number."
 VERIFY_RULE = (f"not compared: the provenance columns ({', '.join(VERIFY_IGNORED_COLUMNS)}) and the metrics and columns that "
-               f"measure time or the state of the caches (names ending in {', '.join(VOLATILE_SUFFIXES)}; "
+               f"measure time, the machine's load or the state of the caches (names ending in {', '.join(VOLATILE_SUFFIXES)}; "
                f"{', '.join(VOLATILE_NAMES)}); everything else must be identical (floats to a relative {VERIFY_RTOL:g}: "
                "their last bits may differ between CPUs)")
 "What a verification leaves out, in words: `cogen verify` prints it and VERIFIED.json records it."
 
 def volatile(name) -> bool:
-    "Does the metric or column `name` measure time or the state of the caches, so that two runs of one computation may differ in it?"
+    "Does the metric or column `name` measure time, the machine's load or the state of the caches, so that two runs of one computation may differ in it?"
     return isinstance(name, str) and (name.endswith(VOLATILE_SUFFIXES) or name in VOLATILE_NAMES)
 
 # %% ../nbs/04a_results.ipynb #5e1f0a05

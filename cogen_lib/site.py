@@ -388,8 +388,11 @@ def verified_line(paper: str, profile: str, n_runs: int, rec: dict | None) -> st
     outcome = ('**identical rows**' if ok is True and not diffs else
                f"**{n} difference{'s' if n != 1 else ''}** (" + '; '.join(describe_difference(x)[:160] for x in diffs[:3]) + (', ...' if n > 3 else '') + ')' if diffs else
                '**failed**' if ok is False else 'outcome not recorded')
+    # `cogen verify --out DIR` resumes an interrupted verification: its model calls then came partly from an earlier
+    # verification into DIR (never from the committed run's cache), which a reader should know
+    resumed = ' (resumed: part of its model calls were computed by an earlier verification into the same folder)' if rec.get('resumed') is True else ''
     return head + (f"last verified {when} on {rec.get('device', 'an unrecorded device')} at commit `{str(rec.get('commit', '?'))[:12]}`, "
-                   f"re-executing {len(runs)} run{'s' if len(runs) != 1 else ''}: {outcome}.")
+                   f"re-executing {len(runs)} run{'s' if len(runs) != 1 else ''}{resumed}: {outcome}.")
 
 # %% ../nbs/06_site.ipynb #0b586e54
 def committed_status(paper: str, root: Path | str | None = None) -> list[str]:

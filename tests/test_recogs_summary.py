@@ -119,6 +119,11 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     assert rc.loc['ours: long (committed)', 'budget'].startswith('transformer hidden 128')
     assert rc.loc['ours: cpu', 'Gen overall'] != '—' and rc.loc['paper (Wu et al. 2023), text', 'Obj PP -> Subj PP'] == '4.5'
 
+    # the budget table: each source's runs with their final train loss (the fake runs record 0.01)
+    bud = read('budget').set_index(['source', 'variant'])
+    assert float(bud.loc[('ours: long (committed)', 'recogs-v2'), 'final train loss']) == 0.01
+    assert bud.loc[('ours: cpu', 'cogs'), 'seeds'] == 3
+
     # contrasts (3 pairs of variants: 3 seeds in cpu, seed 0 in long): one per seed and gen category + overall, paired on all 4,200 gen rows; the over-seeds effect = mean of the seeds'
     ps = read('contrasts_per_seed')
     assert len(ps) == (3 * 3 + 3) * 22 and (ps[ps.category == 'Gen overall']['paired rows'] == 21 * PER_CAT).all()

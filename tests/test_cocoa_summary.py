@@ -77,6 +77,8 @@ def fake_runs(folder: Path, root: Path) -> dict:
             rows, summary = ev.evaluate_records(qs, lm, style, limit=limit or None, max_new_tokens=tokens, rotations=5)
             if (model, style) == ('fake-constant', 'direct'):   # as if resumed: 75 of its 300 calls computed, 225 read from the cache
                 summary = {**summary, 'model_calls': 75, 'cache_hits': 225, 'wall_seconds': 100.0, 'cpu_seconds': 50.0}
+            if (model, style) == ('fake-constant', 'loglik'):   # as if every call came from the cache: the run measured no cost
+                summary = {**summary, 'model_calls': 0, 'cache_hits': summary['model_calls'] + summary['cache_hits'], 'wall_seconds': 1.0}
             params = {**base, 'model': model, 'prompt_style': style, 'per_config': 10, 'limit': limit, 'max_new_tokens': tokens or 0,
                       'rotations': 5, 'seed': 0}
             params.pop('results_path', None)
@@ -212,6 +214,10 @@ def test_letter_bias_and_cost(summary):
     assert part['model calls'] == '75 of 300 (225 cached)', part['model calls']
     # the 100 s measure the 75 computed calls, which cover 60 x 75/300 = 15 questions (75 prompts)
     assert (part['wall (s)'], part['s / question'], part['s / prompt'], part['CPU s / question']) == ('100.00', '6.67', '1.33', '3.33'), part
+    cached = cost[(cost.model == 'fake-constant') & (cost['style'] == 'loglik')].iloc[0]
+    n = int(cached['model calls'].split(' of ')[1].split(' ')[0].replace(',', ''))
+    assert n > 0 and cached['model calls'] == f'0 of {n:,} ({n:,} cached)', cached['model calls']    # not a bare '0'
+    assert cached['wall (s)'] == cached['s / question'] == cached['CPU s / question'] == 'cached', cached
     full = cost[(cost.model == 'fake-good') & (cost['style'] == 'direct')].iloc[0]
     assert full['model calls'] == '300' and abs(float(full['s / question']) * 60 - float(full['wall (s)'])) < 0.01 * 60, full
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['FILE_MODE', 'CogenError', 'cli_fail', 'cli_command', 'check_out_path', 'read_text', 'cache_dir', 'temp_env',
-           'project_root', 'mirror_dir', 'sha256_file', 'canonical_json', 'stable_hash', 'atomic_write_text',
-           'make_rng', 'seed_everything', 'lib_version']
+           'project_root', 'mirror_dir', 'sha256_file', 'canonical_json', 'stable_hash', 'CannotWrite', 'cannot_write',
+           'atomic_write_text', 'make_rng', 'seed_everything', 'lib_version']
 
 # %% ../nbs/00_core.ipynb #fb859c5e
 class CogenError(Exception):
@@ -163,20 +163,35 @@ FILE_MODE = 0o644
 "Permissions of the files cogen writes: owner read/write, everybody else read."
 
 # %% ../nbs/00_core.ipynb #4a8d2ab3
+class CannotWrite(CogenError):
+    "A file or folder could not be written: a full disk, a read-only filesystem, no permission. The message names the path, why, and what to do."
+
+def cannot_write(path, e: Exception, what: str = '') -> CannotWrite:
+    "The `CannotWrite` for `path` (`what` it is, e.g. 'the model-call cache') that failed with `e` (an `OSError`, an sqlite error)."
+    why = getattr(e, 'strerror', None) or str(e) or type(e).__name__
+    return CannotWrite(f"cannot write {what + ' ' if what else ''}{path}: {why}; free space on its disk or make it writable "
+                       f"(or write elsewhere: --out, COGEN_CACHE), then rerun: nothing partial was kept")
+
 def atomic_write_text(path: Path | str, text: str | bytes) -> Path:
     """Write `text` (UTF-8; `bytes` as they are) to `path` through a temporary file in the same folder and an atomic
-    rename; no partial file is left behind."""
+    rename; no partial file is left behind, and the old file, if any, stays whole. A disk that is full or read-only
+    is a `CannotWrite` naming the path."""
     import tempfile
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    path = Path(path)
+    try: path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e: raise cannot_write(path, e) from None
     if path.is_dir(): raise CogenError(f"{path} is a folder; give a file path to write to")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
+    try: fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
+    except OSError as e: raise cannot_write(path, e) from None
     data = text if isinstance(text, bytes) else text.encode('utf-8')
     try:
         with os.fdopen(fd, 'wb') as f: f.write(data); f.flush(); os.fsync(f.fileno())
         os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True); raise
+    except BaseException as e:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError): raise cannot_write(path, e) from None
+        raise
     return path
 
 # %% ../nbs/00_core.ipynb #c24984dc

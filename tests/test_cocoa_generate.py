@@ -245,7 +245,7 @@ def test_cli_eval_missing_module(tmp_path, monkeypatch):
 
 def test_cli_eval_prints_accuracy_and_parse_failures(tmp_path, monkeypatch):
     seen = {}
-    def evaluate_file(data_path, model, prompt_style, limit=None, rotations=1):
+    def evaluate_file(data_path, model, prompt_style, limit=None, rotations=1, max_errors=0):
         seen.update(data=str(data_path), model=model, style=prompt_style, limit=limit, rotations=rotations)
         df = pd.DataFrame(dict(correct=[True, False, True, False] * rotations, parse_failed=[False, True, False, False] * rotations))
         return df, dict(n=4, accuracy=0.5, parse_failure_rate=0.25, rotated_accuracy=0.3, rotated_ci_low=0.1, rotated_ci_high=0.6)
@@ -266,13 +266,16 @@ def test_paraphrase_hook_keeps_structure(full_set, monkeypatch):
     import cogen_lib.models as M
     class Gen:
         def __init__(self, text, error=None): self.text, self.error = text, error
-    calls = []
+    calls, fail = [], [True]
     class FakeLM:
         def generate(self, prompts, max_new_tokens, batch_size, chat, desc):
             calls.append(len(prompts))
-            return [Gen('', error='boom') if len(calls) == 1 and i == 0 else Gen(f'P{len(calls)}.{i}') for i, p in enumerate(prompts)]
+            return [Gen(None, error='boom') if fail[0] and i == 0 else Gen(f'P{len(calls)}.{i}') for i, p in enumerate(prompts)]
     monkeypatch.setattr(M, 'load_lm', lambda name: FakeLM())
     recs = full_set[:9]
+    with pytest.raises(M.FailedCalls, match='1 of .* paraphrase calls failed.*First error: boom'):   # never kept as data
+        G.paraphrase(recs, 'fake')
+    calls.clear(); fail[0] = False
     out = G.paraphrase(recs, 'fake')
     assert len(calls) == 2                                                   # sum terms, then paragraphs
     assert [r['query_template'] for r in out] == [r['query'] for r in recs]

@@ -89,13 +89,20 @@ def prompts_cmd(graphs: Path = typer.Option(..., '--graphs', help='A build folde
 @cli_command
 def evaluate_cmd(pred: Path = typer.Option(..., '--pred', help='A predictions jsonl: prediction (or null + error), concepts, reference and/or references[, setting, ...].'),
                  by: str = typer.Option('setting', '--by', help='Comma-separated fields to group by (absent fields are ignored).'),
-                 protocol: str = typer.Option('own', '--protocol', help="own: each sample against its own reference (the paper's; field 'reference'); set: against all references of its concept set (field 'references').")):
-    "BLEU-3/4, ROUGE-2/L, METEOR, CIDEr, SPICE (when its jars are given) and Coverage of a predictions file."
+                 protocol: str = typer.Option('own', '--protocol', help="own: each sample against its own reference (the paper's; field 'reference'); set: against all references of its concept set (field 'references')."),
+                 max_errors: int = typer.Option(0, '--max-errors', min=0, help='Accept up to N failed model calls (rows with an error and no prediction): counted, not scored; more end the command with status 1.')):
+    """BLEU-3/4, ROUGE-2/L, METEOR, CIDEr, SPICE (when its jars are given) and Coverage of a predictions file. Rows of
+    failed model calls are counted, never scored; more of them than --max-errors (none by default) end with status 1."""
     from cogen_lib.cggc.evaluate import read_predictions, evaluate, SPICE_REASON, PROTOCOLS
     import os
     if protocol not in PROTOCOLS: raise CogenError(f"--protocol {protocol!r}: choose one of {', '.join(PROTOCOLS)}")
     read_text(pred, '--pred', 'a predictions JSON-lines file (prediction, concepts, reference or references)')
-    t = evaluate(read_predictions(pred, protocol), [b for b in by.split(',') if b], protocol)
+    recs = read_predictions(pred, protocol)
+    t = evaluate(recs, [b for b in by.split(',') if b], protocol)
     typer.echo(t.round(2).to_markdown(index=False))
     typer.echo(f"\nprotocol {protocol}: {PROTOCOLS[protocol]}.\nBLEU/ROUGE/METEOR/SPICE/Coverage x100, CIDEr x10; error rows are counted, not scored.")
     if not os.environ.get('COGEN_SPICE_JARS'): typer.echo(SPICE_REASON)
+    failed = [r for r in recs if r.get('prediction') is None]
+    if len(failed) > max_errors:
+        raise CogenError(f"{len(failed)} of {len(recs)} predictions in {pred} are failed model calls (first error: {failed[0]['error']}), "
+                         f"not scored: generate them again, or pass --max-errors {len(failed)} to accept the scores of the others")

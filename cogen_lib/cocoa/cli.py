@@ -63,16 +63,23 @@ def eval_cmd(model: str = typer.Option(..., '--model', help='Model registry name
              prompt: str = typer.Option('direct', '--prompt', help='Prompt style: direct, cot-partial, cot-full, least-to-most or loglik (scores of different styles are not comparable).'),
              data: Path = typer.Option(..., '--data', help='A jsonl file written by `cogen cocoa generate`.'),
              limit: Optional[int] = typer.Option(None, '--limit', min=1, help='Evaluate only the first N questions.'),
-             rotations: int = typer.Option(1, '--rotations', min=1, max=5, help='Ask every question in this many cyclic rotations of its options (5: position-robust accuracy; 1: as generated).')):
-    "Evaluate a model on a generated set; prints accuracy (raw order, and averaged over rotations) and the parse-failure rate."
+             rotations: int = typer.Option(1, '--rotations', min=1, max=5, help='Ask every question in this many cyclic rotations of its options (5: position-robust accuracy; 1: as generated).'),
+             max_errors: int = typer.Option(0, '--max-errors', min=0, help='Leave up to N failed model calls out of the accuracy (counted and printed); more end the command with status 1, the answered calls cached for a rerun.')):
+    """Evaluate a model on a generated set; prints accuracy (raw order, and averaged over rotations) and the parse-failure
+    rate. A failed model call is never scored: any (more than --max-errors) ends the command with status 1, saying how
+    many failed and the first error; a rerun asks only those (the answered calls are cached)."""
     from cogen_lib.models import check_model_folder
     check_model_folder(model, '--model')                      # before any work: transformers would fail with a ValueError
     try: from cogen_lib.cocoa.evaluate import evaluate_file
     except ModuleNotFoundError as e:
         if e.name != 'cogen_lib.cocoa.evaluate': raise
         raise CogenError("cogen_lib.cocoa.evaluate is not installed: the evaluation module (nbs/cocoa evaluate notebook) is missing; run nbdev_export or update the checkout") from None
-    df, summary = evaluate_file(data, model, prompt, limit=limit, rotations=rotations)   # summary keys: see cocoa.evaluate._run_summary
+    df, summary = evaluate_file(data, model, prompt, limit=limit, rotations=rotations, max_errors=max_errors)   # keys: cocoa.evaluate._run_summary
     ci = lambda k: f" [{summary[k + 'ci_low']:.3f}, {summary[k + 'ci_high']:.3f}]" if k + 'ci_low' in summary else ''
     typer.echo(f"model {model} | prompt {summary.get('style_label', prompt)}")
     rot = (f" | over {rotations} rotations {summary['rotated_accuracy']:.3f}{ci('rotated_')}" if rotations > 1 else '')
     typer.echo(f"{summary.get('n', len(df))} questions | accuracy {summary['accuracy']:.3f}{ci('')}{rot} | parse-failure rate {summary['parse_failure_rate']:.3f}")
+    if summary.get('errors'):
+        failed = summary.get('failed_items', {})
+        typer.echo(f"{summary['errors']} failed model call(s) left out of the accuracy (--max-errors {max_errors}); first error: "
+                   f"{next(iter(failed.values()), '?')}; items: {', '.join(failed)}")

@@ -12,7 +12,7 @@ import numpy as np, pandas as pd
 from ..core import CogenError
 from scipy import stats
 from ..metrics import Z95, clustered_mean, format_p, mcnemar, paired_permutation, power_z, proportion
-from ..models import LanguageModel, check_lm, load_lm
+from ..models import FailedCalls, LanguageModel, check_calls, check_lm, load_lm
 from .flights import fmt_clock, parse_clock, fmt_duration, fmt_money, fmt_date
 from .generate import LETTERS, DISPLAY_FIELDS, read_jsonl, render_display
 
@@ -468,10 +468,12 @@ def decide_least_to_most(recs, prompts, lm, tokens, batch_size=8, chat=None, exe
     uniq = list(dict.fromkeys(prompts))
     dec = dict(zip(uniq, lm.generate(uniq, max_new_tokens=max(64, tokens // 2), batch_size=batch_size, chat=chat,
                                      desc=(desc or 'least-to-most') + ' (decompose)')))
-    reqs = [dec[p].text or '' for p in prompts]
-    gens = lm.generate([l2m_solve_prompt(r, d, exemplar) for r, d in zip(recs, reqs)], max_new_tokens=tokens,
-                       batch_size=batch_size, chat=chat, desc=desc)
-    return [_prediction(g, f"[requirements]\n{d}\n[answer]\n{g.text}") for g, d in zip(gens, reqs)]
+    reqs = [dec[p].text for p in prompts]
+    ok = [i for i, d in enumerate(reqs) if d is not None]          # a failed decomposition is not asked to be solved
+    gens = dict(zip(ok, lm.generate([l2m_solve_prompt(recs[i], reqs[i], exemplar) for i in ok], max_new_tokens=tokens,
+                                    batch_size=batch_size, chat=chat, desc=desc)))
+    return [_prediction(gens[i], f"[requirements]\n{d}\n[answer]\n{gens[i].text}") if i in gens else _prediction(dec[p])
+            for i, (p, d) in enumerate(zip(prompts, reqs))]
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #34963b71
 LOGLIK_LEAD = ' The answer is'
@@ -555,10 +557,12 @@ def _run_summary(df: pd.DataFrame, lm, model, prompt_style: str, tokens: int, ch
 # %% ../../nbs/cocoa/05_evaluate.ipynb #b3fb62a7
 def evaluate_records(records: list[dict], model, prompt_style: str, limit: int | None = None,
                      max_new_tokens: int | None = None, batch_size: int = 8, chat: bool | None = None,
-                     exemplar: dict | None = None, rotations: int = 1) -> tuple[pd.DataFrame, dict]:
+                     exemplar: dict | None = None, rotations: int = 1, max_errors: int = 0) -> tuple[pd.DataFrame, dict]:
     """Evaluate `model` (a name for `load_lm`, or a loaded LM) on `records` (at most `limit`, see `select_questions`) in
     `prompt_style`, each question in its first `rotations` cyclic rotations (`rotate_options`; 1: as given):
-    `(rows, summary)`, one row per question and rotation, the raw order (rotation 0) first."""
+    `(rows, summary)`, one row per scored question and rotation, the raw order (rotation 0) first. A failed model call
+    is never scored: more than `max_errors` of them raise `models.FailedCalls` (the others are cached, so a rerun
+    retries only those); within the budget they are left out of `rows` and counted (`errors`, `failed_items`)."""
     style = PROMPT_STYLES[check_style(prompt_style)]
     recs, rotations = _check_run(records, limit), check_rotations(rotations)
     tokens = style.default_tokens if max_new_tokens is None else max_new_tokens
@@ -569,10 +573,14 @@ def evaluate_records(records: list[dict], model, prompt_style: str, limit: int |
     before, t0, c0 = dict(lm.stats), time.perf_counter(), time.process_time()
     preds = style.decide(items, [style.prompt(r, exemplar) for r in items], lm, tokens, batch_size=batch_size, chat=chat,
                          exemplar=exemplar, desc=f"cocoa {prompt_style}")
-    df = pd.DataFrame([{**_row(r, prompt_style), **p} for r, p in zip(items, preds)])
+    names = [f"{r['id']}@{k}" for k in range(rotations) for r in recs]
+    bad = set(check_calls(preds, names, max_errors=max_errors))
+    if len(bad) == len(items): raise FailedCalls({names[i]: preds[i]['error'] for i in sorted(bad)}, len(items))   # nothing to score
+    df = pd.DataFrame([{**_row(r, prompt_style), **p} for i, (r, p) in enumerate(zip(items, preds)) if i not in bad])
     for pred, outcome in SCORINGS.values():
         if pred in df: df[outcome] = df[pred].eq(df.gold)
-    return df, _run_summary(df, lm, model, prompt_style, tokens, chat, before, time.perf_counter() - t0, time.process_time() - c0)
+    summary = _run_summary(df, lm, model, prompt_style, tokens, chat, before, time.perf_counter() - t0, time.process_time() - c0)
+    return df, {**summary, 'errors': len(bad), 'failed_items': {names[i]: preds[i]['error'] for i in sorted(bad)}}
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #4d30693b
 def evaluate_file(data_path: str | Path, model, prompt_style: str, limit: int | None = None,
@@ -582,9 +590,17 @@ def evaluate_file(data_path: str | Path, model, prompt_style: str, limit: int | 
                             batch_size=batch_size, **kwargs)
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #c8139411
-def accuracy_by(df: pd.DataFrame, by: str | list[str] | None = None, outcome: str = 'correct', cluster: str | None = 'query_id') -> pd.DataFrame:
+def accuracy_by(df: pd.DataFrame, by: str | list[str] | None = None, outcome: str = 'correct', cluster: str | None = 'query_id',
+                errors: str = 'raise') -> pd.DataFrame:
     """Accuracy (the share of `outcome`) with its 95% interval (`accuracy_interval`, clustered by the `cluster` column when
-    `df` has it) and the parse-failure rate, overall or per group of `by` columns; `n` counts rows, `questions` distinct ids."""
+    `df` has it) and the parse-failure rate, overall or per group of `by` columns; `n` counts rows, `questions` distinct ids.
+    Rows of failed model calls (an `error`) are not answers: an error unless `errors='exclude'`, which leaves them out."""
+    if errors not in ('raise', 'exclude'): raise CogenError(f"errors must be 'raise' or 'exclude', got {errors!r}")
+    failed = df['error'].notna() if 'error' in df.columns else pd.Series(False, index=df.index)
+    if failed.any() and errors == 'raise':
+        raise CogenError(f"accuracy_by: {int(failed.sum())} of {len(df)} rows are failed model calls (column 'error'), not answers; "
+                         f"rerun to retry them, or pass errors='exclude' to score the other {int((~failed).sum())}")
+    df = df[~failed]
     by = [by] if isinstance(by, str) else list(by or [])
     for c in by + [outcome, 'parse_failed']:
         if c not in df.columns: raise CogenError(f"accuracy_by: no column {c!r} in the results (columns: {list(df.columns)})")

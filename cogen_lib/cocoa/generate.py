@@ -419,14 +419,16 @@ def clause_texts(rec: dict) -> list[str]:
 
 # %% ../../nbs/cocoa/02_generate.ipynb #e0ea1631
 def paraphrase(records: list[dict], model: str, max_new_tokens: int = 256, batch_size: int = 8) -> list[dict]:
-    "Copies of `records` whose `query` is a two-step model paraphrase (template text in `query_template`); a failed call keeps the template."
-    from cogen_lib.models import load_lm
+    """Copies of `records` whose `query` is a two-step model paraphrase (template text in `query_template`); an empty
+    reply keeps the template; a failed call raises `models.FailedCalls` (the answered ones are cached for the rerun)."""
+    from cogen_lib.models import load_lm, check_calls
     lm = load_lm(model)
     def run(prompt, texts):
         texts = list(dict.fromkeys(texts))
         gens = lm.generate([prompt.format(text=t) for t in texts], max_new_tokens=max_new_tokens, batch_size=batch_size,
                            chat=True, desc='paraphrase')
-        return {t: (g.text.strip() if g.error is None and g.text.strip() else t) for t, g in zip(texts, gens)}
+        check_calls(gens, [t[:40] for t in texts], 'paraphrase calls')
+        return {t: (g.text.strip() or t) for t, g in zip(texts, gens)}
     per = [clause_texts(r) for r in records]
     step1 = run(CLAUSE_PROMPT, [c for cs in per for c in cs])
     joined = [' '.join(step1[c] for c in cs) for cs in per]

@@ -129,11 +129,13 @@ def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, pro
 
 # %% ../../nbs/spor/07_finetune.ipynb #ebea9897
 def generate_texts(folder: Path | str, samples, max_new_tokens: int = 128, batch_size: int = 8, num_beams: int = 1) -> list:
-    "Generations (greedy, or beam search of width `num_beams`) of the model in `folder` for `samples` (cached, batched); a failed one keeps its error."
+    """Generations (greedy, or beam search of width `num_beams`) of the model in `folder` for `samples` (cached, batched),
+    each cut to its first line. A failed call is never a text: `models.FailedCalls` names the samples (a rerun retries them)."""
     if isinstance(num_beams, bool) or not isinstance(num_beams, int) or num_beams < 1:
         raise CogenError(f"num_beams must be a positive int (1: greedy; the paper decodes with 5), got {num_beams!r}")
-    from cogen_lib.models import load_lm
+    from cogen_lib.models import load_lm, check_calls
     lm = load_lm(str(folder))
     gens = lm.generate([prompt(s) for s in samples], max_new_tokens=max_new_tokens, batch_size=batch_size, chat=False, desc='generate',
                        num_beams=num_beams)
-    return [g if g.error is not None else g.__class__(g.text.split('\n')[0].strip(), None, g.cached, g.n_new_tokens, g.finish_reason) for g in gens]
+    check_calls(gens, [s.key for s in samples], 'generations')
+    return [g.__class__(g.text.split('\n')[0].strip(), None, g.cached, g.n_new_tokens, g.finish_reason) for g in gens]

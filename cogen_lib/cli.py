@@ -110,6 +110,17 @@ app.add_typer(data_app, name='data')
 results_app = typer.Typer(help="Bring in the committed result rows of runs made on another machine (e.g. a GPU's --out folder).", no_args_is_help=True)
 app.add_typer(results_app, name='results')
 
+# %% ../nbs/05_cli.ipynb #c0de7e02
+def _version(value: bool):
+    "The `--version` option: print `cogen <version>` and exit (eager: nothing else on the command line runs)."
+    if not value: return
+    from cogen_lib import __version__
+    typer.echo(f"cogen {__version__}")
+    raise typer.Exit()
+
+@app.callback()
+def _cogen(version: bool = typer.Option(False, '--version', callback=_version, is_eager=True, help='Print the version of cogen_lib and exit.')): pass
+
 # %% ../nbs/05_cli.ipynb #403c2a18
 @data_app.command('list')
 @cli_command
@@ -145,16 +156,18 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
         scheduler: Optional[str] = typer.Option(None, help='Address of a running Dask scheduler, e.g. tcp://host:8786 (dask only).'),
         committed: bool = typer.Option(False, '--committed', help='Execute no run: the summaries read the committed rows (and the runs fresh here); runs with neither are listed. What `make site` does (minutes, no model).')):
     "Execute a paper's grid with papermill: fresh runs are skipped, committed rows are used, an interrupted grid resumes; then the summaries, and the table of models across papers (models.md)."
-    from cogen_lib.runner import run_grid, plan_runs, run_models_table, NotApplicable
     from cogen_lib.grid import list_papers, load_grid
     from cogen_lib.core import project_root
     if out is not None: check_out_path(out, 'dir')
-    models, sets = list(model or []), list(set_ or [])
-    papers = list_papers() if paper == 'all' else [paper]
+    root, models, sets = project_root(), list(model or []), list(set_ or [])
+    papers = list_papers(root) if paper == 'all' else [paper]
+    grids = {p: load_grid(p, root) for p in papers}     # the paper's name and its whole grid: milliseconds, before the runner's imports (seconds)
+    if paper != 'all': grids[paper].runs(profile)       # and a profile the grid does not have
+    from cogen_lib.runner import run_grid, plan_runs, run_models_table, NotApplicable
     if models or sets:                                  # every change checked for every paper before anything runs
-        root, skipped = project_root(), {}
+        skipped = {}
         for p in papers:
-            try: plan_runs(load_grid(p, root), profile, root, models, sets)
+            try: plan_runs(grids[p], profile, root, models, sets)
             except NotApplicable as e:
                 if paper != 'all': raise
                 skipped[p] = str(e)
@@ -175,10 +188,12 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
 def site(out: Optional[Path] = typer.Option(None, help='The output folder of `cogen run --out` holding runs/; the site goes to its _site/ (default: the project).'),
          library: str = typer.Option('all', '--library', help="Library notebooks to render too (executed once per change): all, course or none.")):
     "Build the website of the executed notebooks (Sphinx + MyST-NB) into _site/: summaries, runs and library notebooks, grouped by paper."
-    from cogen_lib.site import build_site
+    from cogen_lib.grid import list_papers, load_grid
     if out is not None:
         if not out.is_dir(): raise CogenError(f"--out {out} is not a folder; give the --out folder of `cogen run` (holding runs/)")
         check_out_path(out/'_site', 'dir')
+    for p in list_papers(): load_grid(p)                # every grid checked before the build, whose pages read them all
+    from cogen_lib.site import build_site
     try: typer.echo(f"site: {build_site(out, library=library)}")
     except KeyboardInterrupt: interrupted()
 
@@ -186,7 +201,7 @@ def site(out: Optional[Path] = typer.Option(None, help='The output folder of `co
 @app.command('export')
 @cli_command
 def export(paper: str = typer.Argument(..., help='A paper that exports its benchmark (cocoa, recogs).'),
-           fmt: str = typer.Option('jsonl', '--format', help='jsonl (JSON lines), hf (a datasets folder: datasets.load_from_disk) or lm-eval (task YAMLs + data for lm_eval --include_path).'),
+           fmt: str = typer.Option('jsonl', '--format', help="jsonl (JSON lines), hf (OUT becomes a datasets folder: datasets.load_from_disk(OUT); needs pip install 'cogen_lib[hf]') or lm-eval (task YAMLs + data for lm_eval --include_path)."),
            out: Path = typer.Option(..., help='The folder to write (created; files of the same names are replaced).'),
            seed: int = typer.Option(0, min=0, help='The seed the benchmark is built with (same seed, same bytes).'),
            limit: int = typer.Option(0, min=0, help='Keep the first LIMIT records of each split (0: all).'),
@@ -226,6 +241,8 @@ def results_import(paper: str = typer.Argument(..., help='The paper whose runs t
                    profile: str = typer.Option('paper', help='The profile of those runs: cpu, long or paper.'),
                    replace: bool = typer.Option(False, help='Replace committed rows with a re-execution of the same run (kept otherwise).')):
     "Check the finished runs in SRC (manifest, hash, grid, provenance) and copy their rows to results/<paper>/<profile>/, to commit."
+    from cogen_lib.grid import load_grid
+    load_grid(paper)                                    # the paper's name and its grid, checked before the runner is imported
     from cogen_lib.runner import import_results
     files = import_results(paper, src, profile, replace=replace, log=typer.echo)
     for f in files: typer.echo(f"imported {f}")
@@ -242,10 +259,11 @@ def verify(paper: str = typer.Argument(..., help="A paper with committed rows (e
            out: Optional[Path] = typer.Option(None, help='Where the runs are executed (default: a temporary folder, removed when they match).')):
     """Execute committed runs again (drawn at random, seeded) and compare their rows with the committed ones; exit status
     1 on any difference, listed row by row. Writes results/<paper>/<profile>/VERIFIED.json."""
-    from cogen_lib.runner import verify_committed
-    from cogen_lib.grid import list_papers
-    from cogen_lib.results import committed_dir
+    from cogen_lib.grid import list_papers, load_grid
     if out is not None: check_out_path(out, 'dir')
+    for p in ([paper] if paper != 'all' else list_papers()): load_grid(p)     # the paper's name and its grid, before the runner is imported
+    from cogen_lib.runner import verify_committed
+    from cogen_lib.results import committed_dir
     committed_dir('all', profile)                                       # a profile that is not committed: refused here
     papers = [paper] if paper != 'all' else [p for p in list_papers() if any(committed_dir(p, profile).glob('*.csv'))]
     if not papers: raise CogenError(f"verify all --profile {profile}: no paper has committed {profile!r} rows (results/<paper>/{profile}/*.csv)")

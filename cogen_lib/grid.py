@@ -8,12 +8,12 @@ import itertools, json, math, os, re, subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 import yaml
-from .core import CogenError, project_root, stable_hash, sha256_file
+from .core import CogenError, project_root, read_text, stable_hash, sha256_file
 
 # %% auto #0
-__all__ = ['PROFILES', 'DEFAULT_NAME_KEYS', 'FIGURE_PROFILES', 'Run', 'Grid', 'load_grid', 'list_papers', 'Parameter',
-           'notebook_parameters', 'set_parameters', 'notebook_hash', 'library_hash', 'RunFiles', 'git_commit',
-           'source_commit']
+__all__ = ['PROFILES', 'DEFAULT_NAME_KEYS', 'GRID_KEYS', 'FIGURE_PROFILES', 'Run', 'Grid', 'list_papers', 'Parameter',
+           'notebook_parameters', 'set_parameters', 'key_path', 'YamlDoc', 'read_yaml', 'check_grid', 'load_grid',
+           'notebook_hash', 'library_hash', 'RunFiles', 'git_commit', 'source_commit']
 
 # %% ../nbs/04_grid.ipynb #70742bcb
 PROFILES = ('smoke', 'cpu', 'long', 'paper')
@@ -61,25 +61,6 @@ class Grid:
                 seen.add(r.slug); out.append(r)
         return out
 
-# %% ../nbs/04_grid.ipynb #0174f97c
-def load_grid(paper: str, root: Path | str | None = None) -> Grid:
-    "Read and check `grids/<paper>.yaml` under the project `root`."
-    root = Path(root) if root else project_root()
-    path = root/'grids'/f'{paper}.yaml'
-    if not path.exists():
-        known = sorted(p.stem for p in (root/'grids').glob('*.yaml'))
-        raise CogenError(f"no grid for paper {paper!r}: {path} does not exist; known papers: {known}")
-    d = yaml.safe_load(path.read_text()) or {}
-    for k in ('notebook', 'profiles'):
-        if k not in d: raise CogenError(f"{path}: missing required key {k!r}")
-    bad = set(d['profiles']) - set(PROFILES)
-    if bad: raise CogenError(f"{path}: unknown profile(s) {sorted(bad)}; allowed: {list(PROFILES)}")
-    keys = d.get('name_keys', list(DEFAULT_NAME_KEYS))
-    if not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
-        raise CogenError(f"{path}: name_keys must be a list of parameter names, e.g. [model, seed], got {keys!r}")
-    summ = d.get('summary') or []
-    return Grid(d.get('paper', paper), d['notebook'], [summ] if isinstance(summ, str) else list(summ), d['profiles'], path, keys)
-
 # %% ../nbs/04_grid.ipynb #0e32ace8
 def list_papers(root: Path | str | None = None) -> list[str]:
     "Papers that have a grid, sorted."
@@ -111,20 +92,48 @@ class Parameter:
             raise ValueError(f"parameter {self.name!r} is declared {self.type}, which cannot be set from the command line")
         raise ValueError(f"{text!r} is not {'an' if self.type == 'int' else 'a'} {self.type}"
                          + (' (true, false, yes, no, 1 or 0)' if self.type == 'bool' else ''))
+    def check(self, value):
+        """`value` (from a grid, typed by YAML) if it has the declared type: a str, an int (not a bool), an int or a finite
+        float, a bool; any value for another type. Else a `ValueError` saying so, and how to write it."""
+        ok = {'str': lambda v: isinstance(v, str), 'bool': lambda v: isinstance(v, bool),
+              'int': lambda v: isinstance(v, int) and not isinstance(v, bool),
+              'float': lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+        if self.type not in ok or ok[self.type](value): return value
+        bad = f"{value!r} is not {'an' if self.type == 'int' else 'a'} {self.type}"
+        if self.type == 'str': raise ValueError(f"{bad}: quote it (YAML reads unquoted numbers, true/false, yes/no, on/off and null as other types)")
+        if isinstance(value, str):
+            try: fix = self.parse(value)
+            except ValueError: fix = None
+            if fix is not None: raise ValueError(f"{bad}: YAML reads it as text; write {fix!r}")
+        raise ValueError(bad)
 
 # %% ../nbs/04_grid.ipynb #6a1d0b04
 def notebook_parameters(path: Path | str) -> dict[str, Parameter]:
-    """The parameters a run notebook declares in its one `parameters` cell, read with papermill's parser, in order;
-    without `results_path`, which the runner sets."""
-    from papermill.translators import PythonTranslator
+    """The parameters a run notebook declares in its one `parameters` cell, in order, read as papermill reads them
+    (`name: type = default  # help`; `type` is 'None' when the line has no annotation) but with Python's own parser,
+    without importing papermill (seconds); without `results_path`, which the runner sets."""
+    import ast, io, tokenize
     p = Path(path)
     try: nb = json.loads(p.read_text(encoding='utf-8'))
     except (OSError, ValueError) as e: raise CogenError(f"{p}: cannot read the notebook ({type(e).__name__}: {e})") from None
     cells = [c for c in nb.get('cells', []) if 'parameters' in c.get('metadata', {}).get('tags', [])]
     if len(cells) != 1: raise CogenError(f"{p}: {len(cells)} cells tagged 'parameters'; a run notebook has exactly one")
     src = ''.join(cells[0]['source']) if isinstance(cells[0]['source'], list) else cells[0]['source']
-    return {q.name: Parameter(q.name, q.inferred_type_name, q.default, q.help)
-            for q in PythonTranslator.inspect({'source': src}) if q.name != 'results_path'}
+    try:
+        body = ast.parse(src).body
+        notes = {t.start[0]: t.string.lstrip('#').strip() for t in tokenize.generate_tokens(io.StringIO(src).readline) if t.type == tokenize.COMMENT}
+    except (SyntaxError, tokenize.TokenError) as e:
+        raise CogenError(f"{p}: its parameters cell is not Python ({e}); write one `name: type = value  # what it is` per line") from None
+    out = {}
+    for s in body:
+        if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value is not None: name, ann = s.target.id, s.annotation
+        elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name): name, ann = s.targets[0].id, None
+        else: continue
+        note = notes.get(s.end_lineno, '')
+        typed = re.match(r'type:\s*(\S*)\s*', note) if ann is None else None            # `x = 1  # type: int`, as papermill reads it
+        kind = ast.get_source_segment(src, ann).strip('\'" ') if ann is not None else typed.group(1) if typed else 'None'
+        if name != 'results_path': out[name] = Parameter(name, kind, ast.get_source_segment(src, s.value), note[typed.end():] if typed else note)
+    return out
 
 # %% ../nbs/04_grid.ipynb #6a1d0b08
 def set_parameters(params: dict[str, Parameter], settings: list[str], where: str = 'the notebook') -> dict:
@@ -143,6 +152,149 @@ def set_parameters(params: dict[str, Parameter], settings: list[str], where: str
         try: out[key] = params[key].parse(text)
         except ValueError as e: raise CogenError(f"--set {key}={text}: {e}; {listing}") from None
     return out
+
+# %% ../nbs/04_grid.ipynb #542b65a3
+def key_path(keys: tuple) -> str:
+    "How an error names the item at `keys` (mapping keys and list indices) of a YAML file: `profiles.smoke[0].seed`."
+    return ''.join(f'[{k}]' if isinstance(k, int) and not isinstance(k, bool) else f'.{k}' for k in keys).lstrip('.')
+
+@dataclass
+class YamlDoc:
+    "A YAML file as `yaml.safe_load` reads it (`data`), with the line of each mapping key and list item (`lines`, by `keys`)."
+    path: Path
+    data: object
+    lines: dict
+    what: str = 'file'
+    def line(self, *keys) -> int:
+        "The line of the item at `keys`, or of the nearest item around it that has one."
+        while keys and keys not in self.lines: keys = keys[:-1]
+        return self.lines.get(keys, 1)
+    def error(self, keys: tuple, msg: str) -> CogenError:
+        "An error naming the file, the line and the key path of the item at `keys`: `grid grids/x.yaml line 7: profiles.smoke[0].seed: <msg>`."
+        return CogenError(f"{self.what} {self.path} line {self.line(*keys)}: " + (f"{key_path(keys)}: " if keys else '') + msg)
+
+# %% ../nbs/04_grid.ipynb #f5334e58
+def read_yaml(path: Path | str, what: str = 'file') -> YamlDoc:
+    """Read the YAML file `path` (`what` it is, for errors: 'grid') with the line of every mapping key and list item.
+    Bytes that are not UTF-8, a syntax error or a key given twice in one mapping (which YAML would silently take the last
+    of) are a `CogenError` naming `what`, the file, the line and the fix."""
+    p = Path(path)
+    loader = yaml.SafeLoader(read_text(p, what, 'a UTF-8 text file of YAML'))
+    lines, fix = {}, "; fix it there (close each [ and {, separate items with commas, indent with spaces, quote text holding ': ' or ' #')"
+    def walk(node, keys, active):
+        lines.setdefault(keys, node.start_mark.line + 1)
+        if id(node) in active: return                                   # an alias of an enclosing node
+        active = active | {id(node)}
+        if isinstance(node, yaml.SequenceNode):
+            for i, n in enumerate(node.value): walk(n, keys + (i,), active)
+        elif isinstance(node, yaml.MappingNode):
+            first = {}
+            for k, v in node.value:
+                if not isinstance(k, yaml.ScalarNode) or k.tag == 'tag:yaml.org,2002:merge': continue
+                key = loader.construct_object(k)
+                if key in first:
+                    raise CogenError(f"{what} {p} line {k.start_mark.line + 1}: {key_path(keys + (key,))}: given twice in one mapping "
+                                     f"(first on line {first[key]}), and YAML would keep only the last; give each key once")
+                first[key] = lines[keys + (key,)] = k.start_mark.line + 1
+                walk(v, keys + (key,), active)
+    try:
+        node = loader.get_single_node()
+        if node is not None: walk(node, (), frozenset())
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as e:
+        m = e.problem_mark or e.context_mark
+        ctx = ''
+        if e.context and e.problem:                                     # e.g. (while parsing a flow sequence from line 3)
+            since = e.context_mark.line + 1 if e.context_mark and e.context_mark.line != m.line else None
+            ctx = f" ({e.context}" + (f" from line {since}" if since else '') + ')'
+        raise CogenError(f"{what} {p} line {m.line + 1}: not valid YAML: {e.problem or e.context} at column {m.column + 1}{ctx}{fix}") from None
+    except yaml.YAMLError as e: raise CogenError(f"{what} {p}: not valid YAML: {e}{fix}") from None
+    finally: loader.dispose()
+    return YamlDoc(p, data, lines, what)
+
+# %% ../nbs/04_grid.ipynb #0f8bdc16
+GRID_KEYS = ('paper', 'title', 'authors', 'about', 'data', 'notebook', 'name_keys', 'summary', 'profiles')
+"The keys a grid file may have (`notebook` and `profiles` it must): `check_grid` refuses any other."
+
+def _did_you_mean(word, options) -> str:
+    import difflib
+    close = difflib.get_close_matches(str(word), [str(o) for o in options], n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ''
+
+def _existing_notebook(doc: YamlDoc, keys: tuple, nb, root: Path, what: str = 'a notebook') -> Path:
+    "`root/nb`, the notebook the grid `doc` names at `keys`, if it is a path of a file there; else the error naming it."
+    if not isinstance(nb, str) or not nb.strip(): raise doc.error(keys, f"{nb!r} is not a path: give {what}'s path in the project, e.g. nbs/<paper>/run.ipynb")
+    p = root/nb
+    if p.is_file(): return p
+    near = p.parent if p.parent.is_dir() else root/'nbs'
+    known = [q.relative_to(root).as_posix() for q in near.rglob('*.ipynb') if '.ipynb_checkpoints' not in q.parts] if near.is_dir() else []
+    raise doc.error(keys, f"{nb} " + ('is a folder' if p.is_dir() else 'does not exist') + f" in {root}{_did_you_mean(nb, known)}; "
+                          f"give {what}'s path relative to the project folder")
+
+def check_grid(doc: YamlDoc, root: Path | str) -> dict:
+    """Check the grid `doc` (`read_yaml`) of the project at `root` before anything runs, and return its data: its keys
+    (`GRID_KEYS`) and their forms; its profiles (`PROFILES`), each a list of entries; each entry's keys, its `notebook`
+    (else the grid's) or a parameter that notebook declares (`notebook_parameters`; not `results_path`, which the runner
+    sets), and each value, each element of a list (which the entry multiplies out), of the declared type
+    (`Parameter.check`); that the notebooks the entries run and the summaries exist. The first mistake found is one
+    `CogenError` naming the file, the line, the key and the remedy (the notebook's parameters with their types, say)."""
+    root, d = Path(root), doc.data if doc.data is not None else {}
+    if not isinstance(d, dict): raise doc.error((), f"a grid is a mapping of keys ({', '.join(GRID_KEYS)}), not a {type(d).__name__}")
+    for k in d:
+        if k not in GRID_KEYS: raise doc.error((k,), f"not a key of a grid{_did_you_mean(k, GRID_KEYS)}; a grid has: {', '.join(GRID_KEYS)}")
+    for k in ('notebook', 'profiles'):
+        if k not in d: raise CogenError(f"{doc.what} {doc.path}: missing required key {k!r}")
+    for k in ('paper', 'title', 'authors', 'about', 'notebook'):
+        if k in d and not isinstance(d[k], str): raise doc.error((k,), f"{d[k]!r} is not text: quote it")
+    for k in ('data', 'summary', 'name_keys'):
+        v = d.get(k)
+        if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v) or isinstance(v, str) and k != 'name_keys'):
+            eg = {'data': 'one source name of data/sources.tsv or a list of them, e.g. [cogs]', 'name_keys': 'a list of parameter names, e.g. [model, seed]',
+                  'summary': 'one notebook path or a list of them, e.g. [nbs/<paper>/summary.ipynb]'}[k]
+            raise doc.error((k,), f"must be {eg}, got {v!r}")
+    summ = d.get('summary') or []
+    for i, s in enumerate([summ] if isinstance(summ, str) else summ):
+        _existing_notebook(doc, ('summary',) + ((i,) if isinstance(summ, list) else ()), s, root, 'a summary notebook')
+    profiles = d['profiles'] if d['profiles'] is not None else {}
+    if not isinstance(profiles, dict): raise doc.error(('profiles',), f"must be a mapping of profile -> list of entries ({', '.join(PROFILES)}), got {profiles!r}")
+    bad = [p for p in profiles if p not in PROFILES]
+    if bad: raise doc.error(('profiles', bad[0]), f"unknown profile(s) {sorted(map(str, bad))}; allowed: {list(PROFILES)}")
+    declared = {}                                              # notebook -> its parameters, read once
+    for prof, entries in profiles.items():
+        if entries is None: continue
+        if not isinstance(entries, list): raise doc.error(('profiles', prof), f"must be a list of entries, each '- {{parameter: value(s), ...}}', got {entries!r}")
+        for i, entry in enumerate(entries):
+            at = ('profiles', prof, i)
+            if not isinstance(entry, dict): raise doc.error(at, f"must be a mapping of parameter -> value(s), e.g. {{seed: [0, 1]}}, got {entry!r}")
+            nb, nb_at = (entry['notebook'], at + ('notebook',)) if 'notebook' in entry else (d['notebook'], ('notebook',))
+            if not (isinstance(nb, str) and nb in declared):
+                path = _existing_notebook(doc, nb_at, nb, root, 'a run notebook')
+                try: declared[nb] = notebook_parameters(path)
+                except CogenError as e: raise doc.error(nb_at, str(e)) from None
+            prm = declared[nb]
+            listing = f"{nb} declares (name: type = default): {', '.join(map(str, prm.values()))}"
+            for k, v in entry.items():
+                if k == 'notebook': continue
+                if k == 'results_path': raise doc.error(at + (k,), "the runner sets it (each run writes its own result file); remove it from the grid")
+                if k not in prm: raise doc.error(at + (k,), f"no parameter {k!r}{_did_you_mean(k, prm)}; {listing}")
+                if v == []: raise doc.error(at + (k,), f"an empty list gives no run (a list multiplies the entry out); give a value, or leave {k} out for its default")
+                for j, x in enumerate(v if isinstance(v, list) else [v]):
+                    try: prm[k].check(x)
+                    except ValueError as e: raise doc.error(at + (k,) + ((j,) if isinstance(v, list) else ()), f"{e}; {listing}") from None
+    return d
+
+# %% ../nbs/04_grid.ipynb #0174f97c
+def load_grid(paper: str, root: Path | str | None = None) -> Grid:
+    "Read `grids/<paper>.yaml` under the project `root` and check it whole (`check_grid`) before anything runs."
+    root = Path(root) if root else project_root()
+    path = root/'grids'/f'{paper}.yaml'
+    if not path.exists():
+        known = list_papers(root)
+        raise CogenError(f"no grid for paper {paper!r}{_did_you_mean(paper, known)}: {path} does not exist; known papers: {known}")
+    d = check_grid(read_yaml(path, 'grid'), root)
+    summ = d.get('summary') or []
+    return Grid(d.get('paper', paper), d['notebook'], [summ] if isinstance(summ, str) else list(summ), d['profiles'] or {}, path,
+                list(DEFAULT_NAME_KEYS) if d.get('name_keys') is None else d['name_keys'])
 
 # %% ../nbs/04_grid.ipynb #bd13bce4
 def notebook_hash(path: Path | str) -> str:

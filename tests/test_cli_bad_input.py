@@ -40,14 +40,19 @@ CASES = [
     ('run-model-empty-folder', ['run', 'quickstart', '--model', '{dir}'], 1, 'is a folder without config.json: it holds no model', 'cogen_lib.runner:run_grid'),
     ('run-model-recogs', ['run', 'recogs', '--model', 'gemma3-270m'], 1, 'recogs trains its models from scratch, so its `model` parameter chooses an architecture (lstm, transformer)', 'cogen_lib.runner:run_grid'),
     ('run-all-set-unknown', ['run', 'all', '--set', 'no_such_key=1'], 1, 'run all: the changes apply to no paper', 'cogen_lib.runner:run_grid'),
+    # a misspelled paper, a profile the grid lacks: refused before the runner is imported (tests/test_grid_validation.py: wrong grids)
+    ('run-paper-typo', ['run', 'recgos'], 1, "no grid for paper 'recgos' (did you mean 'recogs'?)", 'cogen_lib.runner:run_grid'),
+    ('run-profile-missing', ['run', 'quickstart', '--profile', 'long'], 1, "no profile 'long'; it has ['cpu', 'paper', 'smoke']", 'cogen_lib.runner:run_grid'),
     # cogen verify
     ('verify-smoke', ['verify', 'quickstart', '--profile', 'smoke'], 1, "profile 'smoke': its rows are not committed", 'cogen_lib.runner:verify_committed'),
     ('verify-nothing-committed', ['verify', 'quickstart', '--profile', 'long'], 1, 'no committed rows in results/quickstart/long/', 'cogen_lib.runner:execute_run'),
+    ('verify-paper-typo', ['verify', 'recgos', '--profile', 'cpu'], 1, "no grid for paper 'recgos' (did you mean 'recogs'?)", 'cogen_lib.runner:verify_committed'),
     ('verify-runs-0', ['verify', 'quickstart', '--profile', 'long', '--runs', '0'], 2, "'--runs'", 'cogen_lib.runner:verify_committed'),
     ('verify-out-file', ['verify', 'quickstart', '--profile', 'long', '--out', '{text}'], 1, '--out {text} is a file; give a folder', 'cogen_lib.runner:verify_committed'),
     ('site-out-missing', ['site', '--out', '{missing}'], 1, '--out {missing} is not a folder', 'cogen_lib.site:build_site'),
     ('site-out-file', ['site', '--out', '{text}'], 1, '--out {text} is not a folder', 'cogen_lib.site:build_site'),
     ('data-fetch-unknown', ['data', 'fetch', 'no-such-source'], 1, 'no-such-source', None),
+    ('results-import-paper-typo', ['results', 'import', 'recgos', '{dir}'], 1, "no grid for paper 'recgos' (did you mean 'recogs'?)", 'cogen_lib.runner:import_results'),
     ('results-import-missing', ['results', 'import', 'recogs', '{missing}'], 1, 'no result files', None),
     ('unknown-paper', ['nopaper', 'x'], 2, "No such command 'nopaper'", None),
     # recogs

@@ -99,13 +99,22 @@ def write_jsonl(b: Benchmark, out: Path | str) -> list[Path]:
     return paths
 
 # %% ../nbs/07_export.ipynb #3e8ef186
-def write_hf(b: Benchmark, out: Path | str) -> list[Path]:
-    "`b` as a `datasets.DatasetDict` saved in `out/hf` (read it with `datasets.load_from_disk`); returns the files written."
+def _datasets():
+    "The `datasets` module, or a CogenError naming the extra that brings it."
     try: import datasets
-    except ImportError: raise CogenError("export --format hf needs the `datasets` package (in requirements.txt); run `make install`") from None
-    d = Path(out)/'hf'
-    datasets.DatasetDict({s: datasets.Dataset.from_list(r) for s, r in b.splits.items()}).save_to_disk(str(d))
-    return sorted(p for p in d.rglob('*') if p.is_file())
+    except ImportError: raise CogenError("export --format hf needs the `datasets` package: pip install 'cogen_lib[hf]'") from None
+    return datasets
+
+def write_hf(b: Benchmark, out: Path | str) -> list[Path]:
+    """`b` as a `datasets.DatasetDict` saved in the folder `out` itself (`datasets.load_from_disk(out)` reads it);
+    returns the files of the saved dataset (`dataset_dict.json`, and per split its info, state and data files)."""
+    datasets, out = _datasets(), Path(out)
+    datasets.DatasetDict({s: datasets.Dataset.from_list(r) for s, r in b.splits.items()}).save_to_disk(str(out))
+    files = [out/'dataset_dict.json']
+    for s in b.splits:                                  # what state.json lists: a stale shard of an earlier export is not ours
+        state = json.loads((out/s/'state.json').read_text())
+        files += [out/s/'dataset_info.json', out/s/'state.json', *(out/s/f['filename'] for f in state['_data_files'])]
+    return files
 
 # %% ../nbs/07_export.ipynb #574df1be
 def _yaml_str(s: str) -> str: return json.dumps(s, ensure_ascii=False)   # a JSON string is a valid YAML scalar
@@ -175,6 +184,7 @@ def export_benchmark(paper: str, fmt: str, out: Path | str, seed: int = 0, limit
     from cogen_lib.core import check_out_path
     if fmt not in FORMATS: raise CogenError(f"export: --format {fmt!r}; use one of {', '.join(FORMATS)}")
     out = Path(out); check_out_path(out, 'dir')
+    if fmt == 'hf': _datasets()                         # the extra it needs, before the benchmark is built
     b = load_benchmark(paper, seed=seed, limit=limit, **opts)
     files = FORMATS[fmt](b, out)
     ds = datasheet(b, fmt, out, files, command)

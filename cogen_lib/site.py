@@ -490,8 +490,11 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
     """Build the site from `out/runs/` (default: the project) into `dest` (default `out/_site`); returns its index.html.
     `library`: which library notebooks to render too: 'all' (`library_notebooks()`), 'course', 'none', or a list of paths.
     `committed_root`: the folder whose committed `figures/` and `results/` the front page reads (default: the project)."""
-    from sphinx.application import Sphinx
-    from sphinx.util.console import nocolor
+    try:
+        from sphinx.application import Sphinx
+        from sphinx.util.console import nocolor
+        import myst_nb, sphinx_book_theme                   # the conf's extension and theme, before any work
+    except ImportError as e: raise CogenError(f"building the site needs Sphinx, MyST-NB and sphinx-book-theme ({e.name} is missing): pip install 'cogen_lib[site]'") from None
     nocolor()
     root = project_root(); out = Path(out).resolve() if out else root
     committed_root = Path(committed_root).resolve() if committed_root else root

@@ -8,6 +8,17 @@ ROOT = Path(__file__).resolve().parents[1]
 def root() -> Path:
     return ROOT
 
+def pytest_addoption(parser):
+    parser.addoption('--fast', action='store_true', default=os.environ.get('COGEN_FAST', '') not in ('', '0'),
+                     help='The fast lane (make test-fast; or COGEN_FAST=1): deselect the tests that tests/durations.csv '
+                          'records as slower than COGEN_FAST_SECONDS (default 3), or whose file is slower than '
+                          'COGEN_FAST_FILE_SECONDS (60) as a whole, and the unrecorded ones of the shared '
+                          'and cggc groups (grid executions, fine-tuning, site builds, CGGC graph builds).')
+    parser.addoption('--record-durations', metavar='CSV', default=None,
+                     help='Write each test run here (setup + call + teardown seconds) into CSV (tests/durations.csv), '
+                          'keeping the rows of the tests not run (make durations).')
+
+
 def pytest_configure(config):
     # Tests read the real data from the mirror when one is configured; model caches stay in the user's cache.
     os.environ.setdefault('HF_HUB_OFFLINE', '1')
@@ -79,3 +90,75 @@ def pytest_collection_modifyitems(config, items):
         group = xdist_group_of(path, Path(nb) if nb is not None else None)
         if group is None and own_module_fixture(item, path): group = f'module:{path.name}'   # one worker builds it, once
         if group and not item.get_closest_marker('xdist_group'): item.add_marker(pytest.mark.xdist_group(group))
+    if config.getoption('fast'): fast_lane(config, items)
+
+
+# The fast lane (`make test-fast`, `pytest --fast`): every test but the slow ones, in about 1.5 minutes on 2 cores. Slow
+# means recorded in tests/durations.csv (the suite's per-test seconds, kept as data: `make durations` rewrites it) above
+# COGEN_FAST_SECONDS (3), or in a file whose rows add up to more than COGEN_FAST_FILE_SECONDS (60); a test the file does
+# not list runs, unless it is in the 'shared' or 'cggc' group above (what executes grids, fine-tunes, builds the site or
+# CGGC's graphs: never fast), so a new test is in the lane until measured.
+DURATIONS = Path(os.environ.get('COGEN_DURATIONS') or ROOT/'tests'/'durations.csv')   # another file: tests/test_fast_lane.py
+SLOW_GROUPS = ('shared', 'cggc')
+
+
+def read_durations(path: Path = DURATIONS) -> dict[str, float]:
+    "tests/durations.csv as test id -> seconds (lines starting with # are its header)."
+    if not path.exists(): return {}
+    import csv
+    rows = csv.DictReader(l for l in path.read_text(encoding='utf-8').splitlines() if l and not l.startswith('#'))
+    return {r['test']: float(r['seconds']) for r in rows}
+
+
+def fast_lane(config, items):
+    "Deselect (as -k does: listed as deselected) what the fast lane leaves out."
+    limit = float(os.environ.get('COGEN_FAST_SECONDS', 3))
+    file_limit = float(os.environ.get('COGEN_FAST_FILE_SECONDS', 60))
+    durations = read_durations()
+    # A file's tests share work in the process (lru caches of full-data rewrites, loaded models, built data sets) that
+    # whichever of them runs first pays: a file whose rows add up to more than file_limit is slow as a whole. Not
+    # test_notebooks.py: each of its tests is one notebook, executed in a shell of its own.
+    per_file = {}
+    for k, v in durations.items(): per_file[k.split('::')[0]] = per_file.get(k.split('::')[0], 0.0) + v
+    slow_files = {f for f, v in per_file.items() if v > file_limit and f != 'tests/test_notebooks.py'}
+    group = lambda i: (m.args[0] if (m := i.get_closest_marker('xdist_group')) and m.args else None)
+    def slow(item):
+        if item.nodeid.split('::')[0] in slow_files: return True
+        if item.nodeid in durations: return durations[item.nodeid] > limit
+        return group(item) in SLOW_GROUPS
+    # the tests sharing their file's module fixture go together: the fixture's cost is recorded in whichever ran first
+    slow_groups = {group(i) for i in items if slow(i) and (group(i) or '').startswith('module:')}
+    dropped = [i for i in items if slow(i) or group(i) in slow_groups]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        gone = {id(i) for i in dropped}; items[:] = [i for i in items if id(i) not in gone]
+
+
+_ran: dict[str, float] = {}
+_skipped: set[str] = set()
+
+def pytest_runtest_logreport(report):
+    # under pytest-xdist the controller gets every worker's reports, so this sees the whole run
+    _ran[report.nodeid] = _ran.get(report.nodeid, 0.0) + report.duration
+    if report.skipped: _skipped.add(report.nodeid)     # a skip here (no Chromium, say) says nothing of its time elsewhere
+
+
+def pytest_sessionfinish(session):
+    out = session.config.getoption('record_durations')
+    if not out or not _ran or hasattr(session.config, 'workerinput'): return      # written once, by the controller
+    rows = {**read_durations(Path(out)), **{k: round(v, 2) for k, v in _ran.items() if k not in _skipped}}
+    write_durations(Path(out), {k: v for k, v in rows.items() if (ROOT/k.split('::')[0]).exists()})   # deleted files go
+
+
+def write_durations(path: Path, rows: dict[str, float]):
+    "`rows` (test id -> seconds) into `path`, slowest first, under the header that says what the file is."
+    import datetime, platform
+    head = [f"# Seconds per test (setup + call + teardown; a module fixture counts in the first test that uses it), last written",
+            f"# {datetime.date.today()} by `pytest --record-durations {path.name}` (make durations) on {platform.machine()}, {os.cpu_count()} cores.",
+            "# tests/conftest.py reads it for the fast lane (make test-fast): a test listed above COGEN_FAST_SECONDS (3), or in a",
+            "# file whose rows add up to more than COGEN_FAST_FILE_SECONDS (60), is left out. A rerun rewrites the rows of the",
+            "# tests it ran and keeps the others."]
+    import csv, io
+    buf = io.StringIO(); w = csv.writer(buf, lineterminator='\n')
+    w.writerow(['test', 'seconds']); w.writerows(sorted(rows.items(), key=lambda kv: (-kv[1], kv[0])))
+    path.write_text('\n'.join(head) + '\n' + buf.getvalue(), encoding='utf-8')

@@ -1,6 +1,6 @@
-"""`cogen export`: lm-evaluation-harness (the pinned `lm-eval` in requirements.txt) runs our exported tasks offline with
+"""`cogen export`: lm-evaluation-harness (the extra `eval`; lm-eval pinned in requirements.txt) runs our exported tasks offline with
 the local smollm2 folder, and the metrics it prints equal cogen's own scoring of the same predictions; the `hf` format
-round-trips through `datasets`. Both papers' tasks (4 examples each) run in one `lm_eval` invocation, about a minute on a
+round-trips through `datasets` (the extra `hf`), read from the export folder itself. Both papers' tasks (4 examples each) run in one `lm_eval` invocation, about a minute on a
 quiet 2-core machine."""
 import json, os, subprocess, sys
 from pathlib import Path
@@ -25,6 +25,7 @@ TASKS = {'cogen_groundcocoa_test': ('cocoa', []),
 def lm_eval_run(tmp_path_factory) -> tuple[Path, str, dict, dict]:
     """Both papers exported (4 examples each) into one include path and run by ONE `lm_eval run` with the local smollm2
     folder (a run pays lm-eval's start-up and model load once): (tasks folder, printed table, results and samples per task)."""
+    if not (BIN/'lm_eval').exists(): pytest.skip("lm-eval is not installed: pip install 'cogen_lib[eval]' (or make install)")
     from cogen_lib.models import converted_dir, model_spec
     tmp = tmp_path_factory.mktemp('lmeval'); tasks, out = tmp/'tasks', tmp/'out'
     for paper, opts in TASKS.values(): _cogen('export', paper, '--format', 'lm-eval', '--out', str(tasks/paper), '--limit', '4', *opts)
@@ -77,10 +78,10 @@ def test_lmeval_recogs(lm_eval_run):
 
 
 def test_hf_round_trip(tmp_path):
-    import datasets
+    datasets = pytest.importorskip('datasets', reason="--format hf needs the extra hf: pip install 'cogen_lib[hf]'")
     _cogen('export', 'cocoa', '--format', 'hf', '--out', str(tmp_path/'hf'), '--limit', '3')
     _cogen('export', 'cocoa', '--format', 'jsonl', '--out', str(tmp_path/'jl'), '--limit', '3')
-    back = datasets.load_from_disk(str(tmp_path/'hf'/'hf'))['test'].to_list()
+    back = datasets.load_from_disk(str(tmp_path/'hf'))['test'].to_list()     # the --out folder itself is the dataset
     assert back == [json.loads(l) for l in (tmp_path/'jl'/'cogen_groundcocoa_test.jsonl').read_text().splitlines()]
     again = tmp_path/'jl2'; _cogen('export', 'cocoa', '--format', 'jsonl', '--out', str(again), '--limit', '3')
     assert (again/'cogen_groundcocoa_test.jsonl').read_bytes() == (tmp_path/'jl'/'cogen_groundcocoa_test.jsonl').read_bytes()   # same seed, same bytes

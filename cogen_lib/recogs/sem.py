@@ -13,7 +13,8 @@ from ..core import CogenError
 from .lf import LF, Conjunct, LFParseError, parse_lf
 
 # %% auto #0
-__all__ = ['METRICS', 'SemResult', 'sem_lf', 'sem', 'em', 'Score', 'score', 'seed_table', 'seed_summary']
+__all__ = ['METRICS', 'SemResult', 'sem_lf', 'sem', 'em', 'Score', 'score', 'index_skeleton', 'index_collision', 'seed_table',
+           'seed_summary']
 
 # %% ../../nbs/recogs/02_sem.ipynb #7412b138
 @dataclass(frozen=True)
@@ -333,6 +334,26 @@ def score(preds: Sequence[str], golds: Sequence[str], metric: str = 'sem', categ
         by['n_correct'] = by.n_correct.astype(int)
         by['accuracy'] = by.n_correct / by.n
     return Score(metric, len(res), int(ok), sum(r.parse_error for r in other), res, by)
+
+# %% ../../nbs/recogs/02_sem.ipynb #150f5955
+_UNARY = re.compile(r'(?:\* )?[^ ()]+ \( (?:x _ )?# \)')
+
+def index_skeleton(s) -> str | None:
+    "The LF string `s` with every variable index written `#` (whitespace normalised); None when `s` is no well-formed plain LF."
+    f = _form(' '.join(s.split())) if isinstance(s, str) else None
+    return None if f is None else '#'.join(f[0])
+
+def index_collision(s) -> bool:
+    "Do two one-place conjuncts of the LF string `s` (`girl ( 47 )`, `burn ( 47 )`) bind the same index? False for a malformed `s`."
+    f = _form(' '.join(s.split())) if isinstance(s, str) else None
+    if f is None: return False
+    _, nums, T, _ = f
+    bound, i = [], 0
+    for t in T:
+        k = t.count('#')
+        if _UNARY.fullmatch(t): bound.append(nums[i])
+        i += k
+    return len(bound) != len(set(bound))
 
 # %% ../../nbs/recogs/02_sem.ipynb #307187a0
 def seed_table(scores: Mapping[object, Score]) -> pd.DataFrame:

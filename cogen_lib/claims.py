@@ -11,13 +11,7 @@ import numpy as np
 from scipy import stats
 from .core import CogenError, project_root, stable_hash
 from .metrics import ZERO_TOL, Z95, format_p, mcnemar, paired_permutation, power_z, two_sample_permutation, wilson_ci
-from .grid import PROFILES, YamlDoc, read_yaml, load_grid, notebook_parameters
-
-def _did_you_mean(word, options) -> str:
-    "' (did you mean 'x'?)' for the option nearest to `word`, or ''."
-    import difflib
-    close = difflib.get_close_matches(str(word), [str(o) for o in options], n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+from .grid import PROFILES, YamlDoc, read_yaml, load_grid, notebook_parameters, did_you_mean
 
 # %% auto #0
 __all__ = ['KINDS', 'FORMS', 'CLAIM_EFFECTS', 'PRECONDITION_KINDS', 'Verdict', 'fmt_num', 'fmt_ci', 'judge', 'partition_key',
@@ -59,7 +53,7 @@ class Verdict:
     test: str = ''
     extra: dict = field(default_factory=dict)
     def __post_init__(self):
-        if self.kind not in KINDS: raise CogenError(f"Verdict: unknown kind {self.kind!r}{_did_you_mean(self.kind, KINDS)}; one of {list(KINDS)}")
+        if self.kind not in KINDS: raise CogenError(f"Verdict: unknown kind {self.kind!r}{did_you_mean(self.kind, KINDS)}; one of {list(KINDS)}")
     @property
     def why(self) -> str:
         "The reasons as one line."
@@ -100,7 +94,7 @@ def judge(stats: dict | None, paper_effect: float | None, form: str = 'differenc
     """The `Verdict` on a claim of `form` ('difference', 'level', 'equivalence') whose paper effect is `paper_effect`,
     from our `stats` (None: not run), by the rules above; `level` for a level claim, `margin` for an equivalence
     claim, `preconditions` as `(name, passed, detail)`, `unit`/`digits` for the words."""
-    if form not in FORMS: raise CogenError(f"judge: unknown form {form!r}{_did_you_mean(form, FORMS)}; one of {list(FORMS)}")
+    if form not in FORMS: raise CogenError(f"judge: unknown form {form!r}{did_you_mean(form, FORMS)}; one of {list(FORMS)}")
     P = _num(paper_effect)
     f = lambda x: fmt_num(x, digits, form != 'level')
     fp = lambda x: fmt_num(x, max(digits, 2 if abs(x) < 10 else 1), form != 'level')     # the paper's number as it prints it
@@ -244,7 +238,7 @@ class ClaimFile:
     def __getitem__(self, cid: str) -> Claim:
         for c in self.claims:
             if c.id == cid: return c
-        raise CogenError(f"{self.path}: no claim {cid!r}{_did_you_mean(cid, [c.id for c in self.claims])}")
+        raise CogenError(f"{self.path}: no claim {cid!r}{did_you_mean(cid, [c.id for c in self.claims])}")
     def __iter__(self): return iter(self.claims)
     def __len__(self): return len(self.claims)
 
@@ -253,7 +247,7 @@ def _fields(doc: YamlDoc, keys: tuple, d, allowed, what: str, required=()) -> di
     "`d` as a mapping whose keys are all `allowed` and include `required`; else the error naming the first wrong one."
     if not isinstance(d, dict): raise doc.error(keys, f"{what} must be a mapping of field: value, got {type(d).__name__} {d!r}")
     for k in d:
-        if k not in allowed: raise doc.error(keys + (k,), f"unknown field{_did_you_mean(k, allowed)}; {what} has the fields {', '.join(allowed)}")
+        if k not in allowed: raise doc.error(keys + (k,), f"unknown field{did_you_mean(k, allowed)}; {what} has the fields {', '.join(allowed)}")
     for k in required:
         if k not in d or d[k] is None or (isinstance(d[k], str) and not d[k].strip()):
             raise doc.error(keys + ((k,) if k in d else ()), f"{what} needs {k!r}" + ('' if k in d else ' (missing)'))
@@ -309,10 +303,10 @@ def _check_claim(doc, k, c, measures, known, columns) -> Claim:
         return Claim(**base, untestable=why, paper=dict(c.get('paper') or {}))
     _fields(doc, k, c, _CLAIM_KEYS, 'a testable claim', required=('measure', 'arms', 'comparison', 'paper'))
     form = c.get('form', 'difference')
-    if form not in FORMS: raise doc.error(k + ('form',), f"{form!r} is not a form{_did_you_mean(form, FORMS)}; one of {', '.join(FORMS)}")
-    if c['measure'] not in measures: raise doc.error(k + ('measure',), f"{c['measure']!r} is not a measure of this file{_did_you_mean(c['measure'], measures)}; declare it under measures")
+    if form not in FORMS: raise doc.error(k + ('form',), f"{form!r} is not a form{did_you_mean(form, FORMS)}; one of {', '.join(FORMS)}")
+    if c['measure'] not in measures: raise doc.error(k + ('measure',), f"{c['measure']!r} is not a measure of this file{did_you_mean(c['measure'], measures)}; declare it under measures")
     eff = c.get('effect', 'a' if form == 'level' else 'a - b')
-    if eff not in CLAIM_EFFECTS: raise doc.error(k + ('effect',), f"{eff!r} is not an effect{_did_you_mean(eff, CLAIM_EFFECTS)}; one of {', '.join(map(repr, CLAIM_EFFECTS))}")
+    if eff not in CLAIM_EFFECTS: raise doc.error(k + ('effect',), f"{eff!r} is not an effect{did_you_mean(eff, CLAIM_EFFECTS)}; one of {', '.join(map(repr, CLAIM_EFFECTS))}")
     if (form == 'level') != (eff == 'a'): raise doc.error(k + ('effect',), f"a {form} claim has the effect {'a' if form == 'level' else 'a - b or (a - b) - (c - d)'}, got {eff!r}")
     paper = _fields(doc, k + ('paper',), c['paper'], _PAPER_KEYS, "the paper's number", required=('uncertainty', 'from'))
     if 'effect' not in paper or paper['effect'] is None:
@@ -346,11 +340,11 @@ def _check_claim(doc, k, c, measures, known, columns) -> Claim:
     for j, p in enumerate(c.get('preconditions') or []):
         pk = k + ('preconditions', j)
         p = _fields(doc, pk, p, _PRECONDITION_KEYS, 'a precondition', required=_PRECONDITION_KEYS)
-        if p['kind'] not in PRECONDITION_KINDS: raise doc.error(pk + ('kind',), f"{p['kind']!r}{_did_you_mean(p['kind'], PRECONDITION_KINDS)}; one of {', '.join(PRECONDITION_KINDS)}")
+        if p['kind'] not in PRECONDITION_KINDS: raise doc.error(pk + ('kind',), f"{p['kind']!r}{did_you_mean(p['kind'], PRECONDITION_KINDS)}; one of {', '.join(PRECONDITION_KINDS)}")
         parms = p['arms'] if isinstance(p['arms'], list) else [p['arms']]
         for a in parms:
             if a not in out_arms: raise doc.error(pk + ('arms',), f"unknown arm {a!r}: this claim's arms are {', '.join(out_arms)}")
-        if p['measure'] not in measures: raise doc.error(pk + ('measure',), f"{p['measure']!r} is not a measure of this file{_did_you_mean(p['measure'], measures)}")
+        if p['measure'] not in measures: raise doc.error(pk + ('measure',), f"{p['measure']!r} is not a measure of this file{did_you_mean(p['measure'], measures)}")
         if not measures[p['measure']].get('baseline'): raise doc.error(pk + ('measure',), f"measure {p['measure']!r} has no baseline column to be above")
         pre.append(dict(kind=p['kind'], arms=parms, measure=measures[p['measure']]))
     return Claim(**base, form=form, measure=measures[c['measure']], effect=eff, arms=out_arms, comparison=dict(comp), paper=dict(paper, effect=pe),
@@ -362,10 +356,10 @@ def _check_arm(doc, k, arm, known, columns) -> dict:
     out = {}
     for p, v in arm.items():
         if known is not None:
-            if p not in known: raise doc.error(k + (p,), f"not a parameter of the paper's runs{_did_you_mean(p, known)}; its parameters: {', '.join(sorted(known))}")
+            if p not in known: raise doc.error(k + (p,), f"not a parameter of the paper's runs{did_you_mean(p, known)}; its parameters: {', '.join(sorted(known))}")
             if v not in known[p]:
                 vals = sorted(map(str, known[p]))
-                raise doc.error(k + (p,), f"unknown arm: no run of the grid has {p}={v!r}{_did_you_mean(v, vals)}; it runs {', '.join(vals[:12])}")
+                raise doc.error(k + (p,), f"unknown arm: no run of the grid has {p}={v!r}{did_you_mean(v, vals)}; it runs {', '.join(vals[:12])}")
         out[columns.get(p, p)] = v
     return out
 

@@ -12,8 +12,8 @@ from .core import CogenError, project_root, read_text, stable_hash, sha256_file
 
 # %% auto #0
 __all__ = ['PROFILES', 'DEFAULT_NAME_KEYS', 'GRID_KEYS', 'FIGURE_PROFILES', 'Run', 'Grid', 'list_papers', 'Parameter',
-           'notebook_parameters', 'set_parameters', 'key_path', 'YamlDoc', 'read_yaml', 'check_grid', 'load_grid',
-           'notebook_hash', 'library_hash', 'RunFiles', 'git_commit', 'source_commit']
+           'notebook_parameters', 'set_parameters', 'key_path', 'YamlDoc', 'read_yaml', 'did_you_mean', 'check_grid',
+           'load_grid', 'notebook_hash', 'library_hash', 'RunFiles', 'git_commit', 'source_commit']
 
 # %% ../nbs/04_grid.ipynb #70742bcb
 PROFILES = ('smoke', 'cpu', 'long', 'paper')
@@ -216,7 +216,8 @@ def read_yaml(path: Path | str, what: str = 'file') -> YamlDoc:
 GRID_KEYS = ('paper', 'title', 'authors', 'about', 'data', 'notebook', 'name_keys', 'summary', 'profiles')
 "The keys a grid file may have (`notebook` and `profiles` it must): `check_grid` refuses any other."
 
-def _did_you_mean(word, options) -> str:
+def did_you_mean(word, options) -> str:
+    "' (did you mean 'x'?)' for the option of `options` nearest to `word`, or '' (grids and claim files name a typo's fix)."
     import difflib
     close = difflib.get_close_matches(str(word), [str(o) for o in options], n=1)
     return f" (did you mean {close[0]!r}?)" if close else ''
@@ -228,7 +229,7 @@ def _existing_notebook(doc: YamlDoc, keys: tuple, nb, root: Path, what: str = 'a
     if p.is_file(): return p
     near = p.parent if p.parent.is_dir() else root/'nbs'
     known = [q.relative_to(root).as_posix() for q in near.rglob('*.ipynb') if '.ipynb_checkpoints' not in q.parts] if near.is_dir() else []
-    raise doc.error(keys, f"{nb} " + ('is a folder' if p.is_dir() else 'does not exist') + f" in {root}{_did_you_mean(nb, known)}; "
+    raise doc.error(keys, f"{nb} " + ('is a folder' if p.is_dir() else 'does not exist') + f" in {root}{did_you_mean(nb, known)}; "
                           f"give {what}'s path relative to the project folder")
 
 def check_grid(doc: YamlDoc, root: Path | str) -> dict:
@@ -241,7 +242,7 @@ def check_grid(doc: YamlDoc, root: Path | str) -> dict:
     root, d = Path(root), doc.data if doc.data is not None else {}
     if not isinstance(d, dict): raise doc.error((), f"a grid is a mapping of keys ({', '.join(GRID_KEYS)}), not a {type(d).__name__}")
     for k in d:
-        if k not in GRID_KEYS: raise doc.error((k,), f"not a key of a grid{_did_you_mean(k, GRID_KEYS)}; a grid has: {', '.join(GRID_KEYS)}")
+        if k not in GRID_KEYS: raise doc.error((k,), f"not a key of a grid{did_you_mean(k, GRID_KEYS)}; a grid has: {', '.join(GRID_KEYS)}")
     for k in ('notebook', 'profiles'):
         if k not in d: raise CogenError(f"{doc.what} {doc.path}: missing required key {k!r}")
     for k in ('paper', 'title', 'authors', 'about', 'notebook'):
@@ -276,7 +277,7 @@ def check_grid(doc: YamlDoc, root: Path | str) -> dict:
             for k, v in entry.items():
                 if k == 'notebook': continue
                 if k == 'results_path': raise doc.error(at + (k,), "the runner sets it (each run writes its own result file); remove it from the grid")
-                if k not in prm: raise doc.error(at + (k,), f"no parameter {k!r}{_did_you_mean(k, prm)}; {listing}")
+                if k not in prm: raise doc.error(at + (k,), f"no parameter {k!r}{did_you_mean(k, prm)}; {listing}")
                 if v == []: raise doc.error(at + (k,), f"an empty list gives no run (a list multiplies the entry out); give a value, or leave {k} out for its default")
                 for j, x in enumerate(v if isinstance(v, list) else [v]):
                     try: prm[k].check(x)
@@ -290,7 +291,7 @@ def load_grid(paper: str, root: Path | str | None = None) -> Grid:
     path = root/'grids'/f'{paper}.yaml'
     if not path.exists():
         known = list_papers(root)
-        raise CogenError(f"no grid for paper {paper!r}{_did_you_mean(paper, known)}: {path} does not exist; known papers: {known}")
+        raise CogenError(f"no grid for paper {paper!r}{did_you_mean(paper, known)}: {path} does not exist; known papers: {known}")
     d = check_grid(read_yaml(path, 'grid'), root)
     summ = d.get('summary') or []
     return Grid(d.get('paper', paper), d['notebook'], [summ] if isinstance(summ, str) else list(summ), d['profiles'] or {}, path,

@@ -478,10 +478,11 @@ def arm_runs(claim: Claim, runs, config: list[str]) -> dict[tuple, dict[str, dic
 # %% ../nbs/08_claims.ipynb #c3a892a6
 def _rank(row: dict) -> tuple:
     prof = row.get('profile', '')
-    return (row['verdict'].kind not in ('not run',), PROFILES.index(prof) if prof in PROFILES else -1)
+    n = row['verdict'].n
+    return (row['verdict'].kind not in ('not run',), PROFILES.index(prof) if prof in PROFILES else -1, n if isinstance(n, (int, float)) and n == n else 0)
 
 def best_rows(rows: list[dict]) -> dict[str, dict]:
-    "Claim id -> the row shown for it: the best budget (`grid.PROFILES` order, last best) among those that ran; the first such row."
+    "Claim id -> the row shown for it: the best budget among those that ran (`grid.PROFILES` order, last best; then the most items); the first such row."
     best = {}
     for r in rows:
         cid = r['claim'].id

@@ -155,7 +155,7 @@ def test_summary_on_synthetic_runs(tmp_path, root):
                                 f'predictions: 100.0% have the gold structure with indices abstracted, {collide:.1f}% give two entities one index), '
                                 'below the 50% in-distribution floor, so a gap on gen is not one of generalization (the paired test alone: '), unlearned
     assert not v.loc[(slice(None), 'ours: cpu'), 'verdict'].str.contains('in-distribution floor').any()
-    st = read('structure').set_index(['source', 'variant', 'split'])
+    st = read('structure').set_index(['source', 'variant', 'split']).sort_index()
     r = st.loc[('ours: long (committed)', 'ReCOGS (recogs-v2)', 'dev')]
     assert (r.n, r['SEM (%)'], r['structure, indices abstracted (%)']) == (PER_SPLIT, 0.0, 100.0)
     assert abs(r['two entities, one index (%)'] - collide) < 1e-9 and 40 < collide <= 50

@@ -69,7 +69,7 @@ def _incomplete(e: BaseException) -> bool:
     return (getattr(e, 'ename', None) or type(e).__name__) == 'FailedCalls'
 
 def _cannot_write(e: BaseException) -> bool:
-    "Did a write fail for lack of space or a read-only disk (`core.CannotWrite`, here or in a run's kernel)? Every later run would fail the same way."
+    "Did a write fail (`core.CannotWrite`: a full or read-only disk, no permission; here or in a run's kernel)? Every later run would fail the same way."
     import errno
     return ((getattr(e, 'ename', None) or type(e).__name__) == 'CannotWrite'
             or isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT))

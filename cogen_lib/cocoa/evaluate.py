@@ -575,12 +575,13 @@ def evaluate_records(records: list[dict], model, prompt_style: str, limit: int |
                          exemplar=exemplar, desc=f"cocoa {prompt_style}")
     names = [f"{r['id']}@{k}" for k in range(rotations) for r in recs]
     bad = set(check_calls(preds, names, max_errors=max_errors))
-    if len(bad) == len(items): raise FailedCalls({names[i]: preds[i]['error'] for i in sorted(bad)}, len(items))   # nothing to score
+    failed = {names[i]: preds[i]['error'] for i in sorted(bad)}
+    if len(bad) == len(items): raise FailedCalls(failed, len(items))   # nothing to score
     df = pd.DataFrame([{**_row(r, prompt_style), **p} for i, (r, p) in enumerate(zip(items, preds)) if i not in bad])
     for pred, outcome in SCORINGS.values():
         if pred in df: df[outcome] = df[pred].eq(df.gold)
     summary = _run_summary(df, lm, model, prompt_style, tokens, chat, before, time.perf_counter() - t0, time.process_time() - c0)
-    return df, {**summary, 'errors': len(bad), 'failed_items': {names[i]: preds[i]['error'] for i in sorted(bad)}}
+    return df, {**summary, 'errors': len(bad), 'failed_items': failed}
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #4d30693b
 def evaluate_file(data_path: str | Path, model, prompt_style: str, limit: int | None = None,

@@ -17,7 +17,8 @@ from .grid import PROFILES, YamlDoc, read_yaml, load_grid, notebook_parameters, 
 __all__ = ['KINDS', 'FORMS', 'CLAIM_EFFECTS', 'PRECONDITION_KINDS', 'Verdict', 'fmt_num', 'fmt_ci', 'judge', 'partition_key',
            'report_once', 'Claim', 'ClaimFile', 'check_claims', 'grid_values', 'load_claims', 'paired_effect',
            'level_effect', 'gap_difference', 'arm_label', 'check_precondition', 'evaluate_claim', 'arm_runs',
-           'best_rows', 'paper_text', 'ours_text', 'n_text', 'verdict_frames', 'save_verdict_tables']
+           'item_series', 'judge_runs', 'best_rows', 'paper_text', 'ours_text', 'n_text', 'verdict_frames',
+           'save_verdict_tables']
 
 # %% ../nbs/08_claims.ipynb #0355a211
 KINDS = {
@@ -176,8 +177,9 @@ def report_once(rows: list[dict], key: str = 'key', name: str = 'claim') -> list
         k = r.get(key)
         if not k: out.append(r); continue
         if k in first:
-            f = first[k]; f.setdefault('duplicates', []).append(r[name])
-            f['verdict'].reasons.append(f"the same partition of the same items as {r[name]!r}: reported once")
+            f, nm = first[k], getattr(r[name], 'id', r[name])             # a Claim is named by its id
+            f.setdefault('duplicates', []).append(nm)
+            f['verdict'].reasons.append(f"the same partition of the same items as {nm!r}: reported once")
             continue
         first[k] = r; out.append(r)
     return out
@@ -186,16 +188,18 @@ def report_once(rows: list[dict], key: str = 'key', name: str = 'claim') -> list
 CLAIM_EFFECTS = {'a - b': ('a', 'b'), 'a': ('a',), '(a - b) - (c - d)': ('a', 'b', 'c', 'd')}
 "How a claim's effect combines its arms: a paired difference, one arm's level, or the difference of two paired gaps on independent item sets."
 
-_ITEMS = {'a - b': 'paired', 'a': 'one arm', '(a - b) - (c - d)': 'independent'}
+_ITEMS = {'a - b': ('paired', 'independent'), 'a': ('one arm',), '(a - b) - (c - d)': ('independent',)}
 _FILE_KEYS = {'paper': 'the paper', 'source': 'the citation', 'alpha': 'the significance level', 'columns': 'parameter -> result column',
-              'measures': 'the measures', 'claims': 'the claims'}
-_MEASURE_KEYS = ('column', 'set', 'scale', 'unit', 'digits', 'baseline', 'label')
+              'item_columns': 'item column -> what it holds', 'measures': 'the measures', 'claims': 'the claims'}
+_MEASURE_KEYS = ('column', 'set', 'where', 'scale', 'unit', 'digits', 'baseline', 'label')
 _CLAIM_KEYS = ('id', 'claim', 'quote', 'where', 'untestable', 'form', 'measure', 'effect', 'arms', 'comparison', 'paper', 'level',
                'margin', 'tolerance', 'preconditions', 'note')
 _PAPER_KEYS = ('effect', 'uncertainty', 'from', 'n')
 _COMPARISON_KEYS = ('items', 'seeds')
-_PRECONDITION_KEYS = ('kind', 'arms', 'measure')
-PRECONDITION_KINDS = {'above_baseline': "each named arm's model scores significantly above the measure's baseline on the same items (a paired test)"}
+_PRECONDITION_KEYS = ('kind', 'arms', 'measure', 'items', 'level')
+PRECONDITION_KINDS = {'above_baseline': "each named arm's model scores significantly above the measure's baseline on the same items (a paired test)",
+                      'above_level': "each named arm's mean on the precondition's items lies above `level`: the lower end of its 95% interval is above it "
+                                     "(a control the model must solve, e.g. the categories the paper's model solves)"}
 "The preconditions a claim file can declare."
 
 @dataclass
@@ -209,6 +213,7 @@ class Claim:
     measure: dict = field(default_factory=dict)
     effect: str = 'a - b'
     arms: dict = field(default_factory=dict)
+    items: dict = field(default_factory=dict)
     comparison: dict = field(default_factory=dict)
     paper: dict = field(default_factory=dict)
     level: float | None = None
@@ -224,6 +229,10 @@ class Claim:
     def unit(self) -> str: return self.measure.get('unit', '')
     @property
     def digits(self) -> int: return int(self.measure.get('digits', 1))
+    def item_filter(self, arm: str, measure: dict | None = None) -> dict:
+        "The item filter of `arm` on `measure` (default the claim's): the measure's `set` and `where`, then the arm's `items`."
+        m = measure or self.measure
+        return {**({'set': m['set']} if m.get('set') else {}), **(m.get('where') or {}), **self.items.get(arm, {})}
 
 @dataclass
 class ClaimFile:
@@ -235,6 +244,7 @@ class ClaimFile:
     columns: dict
     measures: dict
     claims: list
+    item_columns: dict = field(default_factory=dict)
     def __getitem__(self, cid: str) -> Claim:
         for c in self.claims:
             if c.id == cid: return c
@@ -272,25 +282,41 @@ def check_claims(doc: YamlDoc, known: dict[str, set] | None = None, paper: str |
     alpha = _number(doc, ('alpha',), d.get('alpha', 0.05), 'alpha', positive=True)
     if not alpha < 0.5: raise doc.error(('alpha',), f"alpha must be below 0.5, got {alpha}")
     columns = _fields(doc, ('columns',), d.get('columns') or {}, list((known or {}).keys()) or list((d.get('columns') or {}).keys()), 'columns')
+    icols = d.get('item_columns') or {}
+    if not isinstance(icols, dict): raise doc.error(('item_columns',), "item_columns must be a mapping of per-item column: what it holds")
     measures = {}
     if not isinstance(d['measures'], dict) or not d['measures']: raise doc.error(('measures',), "measures must be a mapping of name: {column, set, unit, ...}")
     for m, spec in d['measures'].items():
         k = ('measures', m)
-        spec = _fields(doc, k, spec, _MEASURE_KEYS, f"measure {m!r}", required=('column', 'set', 'unit'))
-        measures[m] = dict(name=m, column=_text(doc, k + ('column',), spec['column'], 'column'), set=_text(doc, k + ('set',), spec['set'], 'set'),
+        spec = _fields(doc, k, spec, _MEASURE_KEYS, f"measure {m!r}", required=('column', 'unit'))
+        measures[m] = dict(name=m, column=_text(doc, k + ('column',), spec['column'], 'column'),
+                           set=_text(doc, k + ('set',), spec['set'], 'set') if 'set' in spec else '',
+                           where=_item_filter(doc, k + ('where',), spec.get('where'), icols),
                            scale=_number(doc, k + ('scale',), spec.get('scale', 1), 'scale', positive=True), unit=str(spec['unit']),
                            digits=int(_number(doc, k + ('digits',), spec.get('digits', 1), 'digits')), baseline=spec.get('baseline'),
                            label=str(spec.get('label', m)))
     if not isinstance(d['claims'], list) or not d['claims']: raise doc.error(('claims',), "claims must be a list of claims (- id: ...)")
     claims, ids = [], {}
     for i, c in enumerate(d['claims']):
-        claims.append(_check_claim(doc, ('claims', i), c, measures, known, columns))
+        claims.append(_check_claim(doc, ('claims', i), c, measures, known, columns, icols))
         if claims[-1].id in ids: raise doc.error(('claims', i, 'id'), f"{claims[-1].id!r} is also the id of claims[{ids[claims[-1].id]}]; ids name one claim each")
         ids[claims[-1].id] = i
-    return ClaimFile(doc.path, name, str(d['source']), alpha, dict(columns), measures, claims)
+    return ClaimFile(doc.path, name, str(d['source']), alpha, dict(columns), measures, claims, dict(icols))
+
+def _item_filter(doc, keys, f, icols) -> dict:
+    "An item filter (per-item column -> a value or a list of values), each column declared under `item_columns`."
+    if f is None: return {}
+    if not isinstance(f, dict) or not f: raise doc.error(keys, f"an item filter is a mapping of per-item column: value (or [values]), got {f!r}")
+    for col, v in f.items():
+        if col not in icols: raise doc.error(keys + (col,), f"{col!r} is not a declared item column{did_you_mean(col, icols)}; declare it under item_columns"
+                                                           + (f" ({', '.join(icols)})" if icols else ''))
+        vals = v if isinstance(v, list) else [v]
+        if not vals or not all(isinstance(x, (str, int, float, bool)) for x in vals):
+            raise doc.error(keys + (col,), f"an item filter value is a value or a non-empty list of values, got {v!r}")
+    return {col: (list(v) if isinstance(v, list) else v) for col, v in f.items()}
 
 # %% ../nbs/08_claims.ipynb #177d2415
-def _check_claim(doc, k, c, measures, known, columns) -> Claim:
+def _check_claim(doc, k, c, measures, known, columns, icols=None) -> Claim:
     c = _fields(doc, k, c, _CLAIM_KEYS, 'a claim', required=('id', 'claim', 'quote', 'where'))
     cid = _text(doc, k + ('id',), c['id'], 'id')
     if not re.fullmatch(r'[a-z0-9][a-z0-9-]*', cid): raise doc.error(k + ('id',), f"{cid!r}: an id is lowercase letters, digits and dashes")
@@ -333,26 +359,35 @@ def _check_claim(doc, k, c, measures, known, columns) -> Claim:
         if a not in need: raise doc.error(k + ('arms', a), f"unknown arm {a!r}: the effect {eff!r} uses the arms {', '.join(need)}")
     miss = [a for a in need if a not in arms]
     if miss: raise doc.error(k + ('arms',), f"the effect {eff!r} needs the arm {miss[0]!r}")
-    out_arms = {a: _check_arm(doc, k + ('arms', a), arms[a], known, columns) for a in need}
+    out_arms, items = {}, {}
+    for a in need:
+        spec = dict(arms[a]) if isinstance(arms[a], dict) else arms[a]
+        if isinstance(spec, dict) and 'items' in spec: items[a] = _item_filter(doc, k + ('arms', a, 'items'), spec.pop('items'), icols or {})
+        out_arms[a] = _check_arm(doc, k + ('arms', a), spec, known, columns)
     comp = _fields(doc, k + ('comparison',), c['comparison'], _COMPARISON_KEYS, 'the comparison', required=_COMPARISON_KEYS)
-    if comp['items'] != _ITEMS[eff]: raise doc.error(k + ('comparison', 'items'), f"{comp['items']!r}: the effect {eff!r} compares {_ITEMS[eff]!r} items")
+    if comp['items'] not in _ITEMS[eff]: raise doc.error(k + ('comparison', 'items'), f"{comp['items']!r}: the effect {eff!r} compares {' or '.join(map(repr, _ITEMS[eff]))} items")
     pre = []
     for j, p in enumerate(c.get('preconditions') or []):
         pk = k + ('preconditions', j)
-        p = _fields(doc, pk, p, _PRECONDITION_KEYS, 'a precondition', required=_PRECONDITION_KEYS)
+        p = _fields(doc, pk, p, _PRECONDITION_KEYS, 'a precondition', required=('kind', 'arms', 'measure'))
         if p['kind'] not in PRECONDITION_KINDS: raise doc.error(pk + ('kind',), f"{p['kind']!r}{did_you_mean(p['kind'], PRECONDITION_KINDS)}; one of {', '.join(PRECONDITION_KINDS)}")
         parms = p['arms'] if isinstance(p['arms'], list) else [p['arms']]
         for a in parms:
             if a not in out_arms: raise doc.error(pk + ('arms',), f"unknown arm {a!r}: this claim's arms are {', '.join(out_arms)}")
         if p['measure'] not in measures: raise doc.error(pk + ('measure',), f"{p['measure']!r} is not a measure of this file{did_you_mean(p['measure'], measures)}")
-        if not measures[p['measure']].get('baseline'): raise doc.error(pk + ('measure',), f"measure {p['measure']!r} has no baseline column to be above")
-        pre.append(dict(kind=p['kind'], arms=parms, measure=measures[p['measure']]))
-    return Claim(**base, form=form, measure=measures[c['measure']], effect=eff, arms=out_arms, comparison=dict(comp), paper=dict(paper, effect=pe),
+        if p['kind'] == 'above_baseline':
+            if not measures[p['measure']].get('baseline'): raise doc.error(pk + ('measure',), f"measure {p['measure']!r} has no baseline column to be above")
+            if 'level' in p: raise doc.error(pk + ('level',), "an above_baseline precondition compares with the baseline column, not a level")
+        elif 'level' not in p: raise doc.error(pk, "an above_level precondition needs 'level' (in the measure's unit)")
+        lv = _number(doc, pk + ('level',), p['level'], 'level') if 'level' in p else None
+        pre.append(dict(kind=p['kind'], arms=parms, measure=measures[p['measure']], items=_item_filter(doc, pk + ('items',), p.get('items'), icols or {}), level=lv))
+    return Claim(**base, form=form, measure=measures[c['measure']], effect=eff, arms=out_arms, items=items, comparison=dict(comp), paper=dict(paper, effect=pe),
                  level=level, margin=margin, tolerance=tol, preconditions=pre)
 
 def _check_arm(doc, k, arm, known, columns) -> dict:
     "The arm's run parameters as result columns (`columns` renames), each parameter and value one that the grid runs."
     if not isinstance(arm, dict) or not arm: raise doc.error(k, f"an arm is a mapping of run parameters (aspect: ..., train_set: ...), got {arm!r}")
+    # `items` (the arm's item filter) was taken out by the caller
     out = {}
     for p, v in arm.items():
         if known is not None:
@@ -408,13 +443,20 @@ def level_effect(a, level: float, scale: float = 1.0, seeds: int = 1, alpha: flo
     "One arm's mean of per-item Series `a` (times `scale`) against `level`, with its interval, p and MDE."
     x = a.to_numpy(float)
     if x.size < 2: return None
-    if seeds == 1 and _binary(x):
-        k, n = int(x.sum()), x.size
-        v, lo, hi = wilson_ci(k, n, alpha)
+    shares = seeds > 1 and bool(((x >= 0) & (x <= 1)).all()) and np.allclose(x * seeds, np.round(x * seeds))   # 0/1 outcomes averaged over seeds
+    if (seeds == 1 and _binary(x)) or shares:
+        # items are the units: over several seeds each item's share counts as its outcome, a conservative Wilson
+        # interval (a share's variance is at most that of a 0/1 outcome), so "0 of n items in every seed" has an interval
+        k, n = float(x.sum()), x.size
+        if float(k).is_integer(): v, lo, hi = wilson_ci(int(k), n, alpha)
+        else:                                                    # the Wilson score formula at a fractional count
+            z, v = float(stats.norm.ppf(1 - alpha / 2)), k / n
+            c, h = (v + z * z / (2 * n)) / (1 + z * z / n), z * math.sqrt(v * (1 - v) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+            lo, hi = max(0.0, c - h), min(1.0, c + h)
         p0 = level / scale
-        p = float(stats.binomtest(k, n, p0).pvalue) if 0 < p0 < 1 else math.nan
+        p = float(stats.binomtest(int(round(k)), n, p0).pvalue) if 0 < p0 < 1 else math.nan
         sd = math.sqrt(p0 * (1 - p0)) if 0 < p0 < 1 else math.sqrt(max(v * (1 - v), 1 / n))
-        return dict(test='Wilson interval; exact binomial test against the level', n=n, effect=v * scale, ci_low=lo * scale, ci_high=hi * scale,
+        return dict(test='Wilson interval; exact binomial test against the level' + (f' (items as units, shares over {seeds} seeds)' if shares else ''), n=n, effect=v * scale, ci_low=lo * scale, ci_high=hi * scale,
                     p=p, mde=power_z(alpha) * sd / math.sqrt(n) * scale, seeds=seeds)
     t = paired_permutation(x * scale, np.full(x.size, float(level)), rng=rng)
     return {**t, 'test': 'bootstrap interval; sign-flip test against the level', 'effect': t['effect'] + level,
@@ -429,16 +471,30 @@ def gap_difference(a, b, c, d, scale: float = 1.0, seeds: int = 1, rng: int = 0)
 # %% ../nbs/08_claims.ipynb #c5eeaf34
 def arm_label(claim: Claim, arm: str) -> str:
     "An arm in words: its parameter values that differ from another arm's ('combination', 'e2e, N = 3')."
-    mine = claim.arms[arm]
-    diff = [k for k in mine if any(o.get(k) != mine[k] for o in claim.arms.values())] or list(mine)
-    return ', '.join(f"N = {mine[k]}" if k == 'threshold' else str(mine[k]) for k in diff)
+    mine = {**claim.arms[arm], **claim.items.get(arm, {})}
+    every = [{**claim.arms[a], **claim.items.get(a, {})} for a in claim.arms]
+    diff = [k for k in mine if any(o.get(k) != mine[k] for o in every)] or list(claim.arms[arm])
+    return ', '.join(f"N = {mine[k]}" if k == 'threshold' else '/'.join(map(str, mine[k])) if isinstance(mine[k], list) else str(mine[k]) for k in diff)
+
+def _filter_text(f: dict) -> str:
+    return ', '.join(f"{k} {'in ' + '/'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in f.items() if k != 'set')
 
 def check_precondition(claim: Claim, pre: dict, series, seeds: int = 1, alpha: float = 0.05) -> list[tuple[str, bool, str]]:
-    "`(name, passed, detail)` for each arm of the precondition `pre` of `claim` (`PRECONDITION_KINDS`), from `series(arm, column, set)`."
+    """`(name, passed, detail)` for each arm of the precondition `pre` of `claim` (`PRECONDITION_KINDS`), from
+    `series(arm, column, where)` (`where`: the item filter, `Claim.item_filter` and the precondition's `items`)."""
     m, out = pre['measure'], []
     for arm in pre['arms']:
-        name = f"{arm_label(claim, arm)} above {m['baseline']} on {m['label']}"
-        x, y = series(arm, m['column'], m['set']), series(arm, m['baseline'], m['set'])
+        where = {**claim.item_filter(arm, m), **(pre.get('items') or {})}
+        on = _filter_text(pre.get('items') or {})
+        x = series(arm, m['column'], where)
+        if pre['kind'] == 'above_level':
+            name = f"{arm_label(claim, arm)} above {fmt_num(pre['level'], m['digits'], False)} {m['unit']} on {m['label']}" + (f" ({on})" if on else '')
+            t = level_effect(x, pre['level'], m['scale'], seeds, alpha) if x is not None and len(x) >= 2 else None
+            if t is None: out.append((name, False, 'no per-item outcomes on those items')); continue
+            out.append((name, bool(t['ci_low'] > pre['level']), f"{fmt_ci(t['effect'], t['ci_low'], t['ci_high'], m['digits'], m['unit'], signed=False)}, n = {t['n']}"))
+            continue
+        name = f"{arm_label(claim, arm)} above {m['baseline']} on {m['label']}" + (f" ({on})" if on else '')
+        y = series(arm, m['baseline'], where)
         t = paired_effect(x, y, m['scale'], seeds) if x is not None and y is not None else None
         if t is None: out.append((name, False, 'no per-item outcomes of the model and the baseline on the same items')); continue
         ok = t['p'] < alpha and t['effect'] > 0
@@ -446,21 +502,25 @@ def check_precondition(claim: Claim, pre: dict, series, seeds: int = 1, alpha: f
     return out
 
 def evaluate_claim(claim: Claim, series, seeds: int = 1, alpha: float = 0.05) -> Verdict:
-    """The `Verdict` on `claim` from the per-item outcomes `series(arm, column, set)` supplies (a Series of item -> value
-    over the seeds of one budget, or None; `series` None: no run covers the claim), with its preconditions:
-    `paired_effect`, `level_effect` or `gap_difference`, then `judge`."""
+    """The `Verdict` on `claim` from the per-item outcomes `series(arm, column, where)` supplies (a Series of item ->
+    value over the seeds of one budget, on the items that pass the filter `where`, or None; `series` None: no run
+    covers the claim), with its preconditions: `paired_effect`, `level_effect` or `gap_difference`, then `judge`."""
     if claim.untestable: return Verdict('not testable', paper_effect=claim.paper_effect, reasons=[f"our runs cannot test it: {claim.untestable}"])
     if series is None: return judge(None, claim.paper_effect, claim.form, alpha, claim.level, claim.margin)
     m = claim.measure
-    xs = {a: series(a, m['column'], m['set']) for a in CLAIM_EFFECTS[claim.effect]}
+    xs = {a: series(a, m['column'], claim.item_filter(a)) for a in CLAIM_EFFECTS[claim.effect]}
     missing = [a for a, x in xs.items() if x is None or len(x) == 0]
     if missing: return Verdict('not run', paper_effect=claim.paper_effect, reasons=[f"no scored items of arm {arm_label(claim, missing[0])} at this budget"])
-    if claim.effect == 'a - b': t = paired_effect(xs['a'], xs['b'], m['scale'], seeds)
+    if claim.effect == 'a - b' and claim.comparison.get('items') == 'independent':      # two item sets of the same runs (a partition)
+        t = ({**two_sample_permutation(xs['a'].to_numpy(float) * m['scale'], xs['b'].to_numpy(float) * m['scale']), 'seeds': seeds}
+             if len(xs['a']) >= 2 and len(xs['b']) >= 2 else None)
+    elif claim.effect == 'a - b': t = paired_effect(xs['a'], xs['b'], m['scale'], seeds)
     elif claim.effect == 'a': t = level_effect(xs['a'], claim.level, m['scale'], seeds, alpha)
     else: t = gap_difference(xs['a'], xs['b'], xs['c'], xs['d'], m['scale'], seeds)
     if t is None: return Verdict('not run', paper_effect=claim.paper_effect, reasons=['fewer than 2 items shared by the arms at this budget'])
     pre = [r for p in claim.preconditions for r in check_precondition(claim, p, series, seeds, alpha)]
     return judge(t, claim.paper_effect, claim.form, alpha, claim.level, claim.margin, claim.tolerance, pre, unit=m['unit'], digits=m['digits'])
+
 
 # %% ../nbs/08_claims.ipynb #19b74886
 def arm_runs(claim: Claim, runs, config: list[str]) -> dict[tuple, dict[str, dict[int, str]]]:
@@ -474,6 +534,47 @@ def arm_runs(claim: Claim, runs, config: list[str]) -> dict[tuple, dict[str, dic
             if all(r.get(k) == v for k, v in spec.items()):
                 found.setdefault(tuple(str(r.get(c)) for c in rest), {}).setdefault(arm, {})[int(r['seed'])] = r['slug']
     return {g: arms for g, arms in sorted(found.items()) if set(arms) == set(claim.arms)}
+
+# %% ../nbs/08_claims.ipynb #31db4b5c
+def item_series(frames, column: str, where: dict | None = None):
+    """Column `column` of the per-item `frames` (one per seed, indexed by item id) on the items that pass `where`
+    (per-item column -> a value or a list of values), each item's mean over the frames that all have it; None when a
+    frame is missing or lacks one of the columns."""
+    import pandas as pd
+    where, parts = where or {}, []
+    for f in frames:
+        if f is None or column not in f or any(c not in f for c in where): return None
+        keep = f[column].notna()
+        for c, v in where.items(): keep &= f[c].isin(v if isinstance(v, list) else [v])
+        parts.append(f.loc[keep, column].astype(float))
+    return pd.concat(parts, axis=1, join='inner').mean(axis=1) if parts else None
+
+# %% ../nbs/08_claims.ipynb #ebd17fbe
+def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=None, profile: str = '') -> list[dict]:
+    """Every claim of `claims` judged at every budget of `runs` (`arm_runs` over the `config` columns) from the
+    per-item frames `items_of(slug)` (indexed by item id; None when a run has none), over the seeds all its arms have;
+    a `not run` row for a claim no budget covers; each contrast that repeats another's runs and items reported once
+    (`report_once`). `describe(slug, seeds)` gives a row's `profile`, `budget` and `device` (`slug`: arm a's first run).
+    The rows are what `save_verdict_tables` reads."""
+    rows = []
+    for claim in claims:
+        for _, arms in arm_runs(claim, runs, config).items():
+            seeds = sorted(set.intersection(*[set(r) for r in arms.values()]))
+            if not seeds: continue
+            seen = {}
+            def series(arm, col, where, arms=arms, seeds=seeds, seen=seen, claim=claim):
+                x = item_series([items_of(arms[arm][s]) for s in seeds], col, where)
+                if x is not None and col == claim.measure['column'] and where == claim.item_filter(arm):
+                    seen[arm] = [*(arms[arm][s] for s in seeds), '|', *map(str, x.index)]
+                return x
+            v = evaluate_claim(claim, series, len(seeds), claims.alpha)
+            info = describe(arms['a'][seeds[0]], len(seeds)) if describe else {}
+            key = partition_key(*seen.values(), extra=[claim.measure['column'], claim.effect, claim.form, claim.level]) if len(seen) == len(claim.arms) else ''
+            rows.append(dict(claim=claim, verdict=v, **{'profile': '', 'budget': '', 'device': '', **info}, key=key))
+        if not any(r['claim'] is claim for r in rows):
+            rows.append(dict(claim=claim, verdict=evaluate_claim(claim, None), profile='' if claim.untestable else profile, device='', key='',
+                             budget='' if claim.untestable else f'no complete set of runs in profile {profile or "-"} or the committed rows'))
+    return report_once(rows)
 
 # %% ../nbs/08_claims.ipynb #c3a892a6
 def _rank(row: dict) -> tuple:

@@ -16,7 +16,8 @@ __all__ = ['RESULT_COLUMNS', 'VERDICT_COLUMNS', 'HEADLINE_COLUMNS', 'PROVENANCE_
            'notebook_params', 'run_context', 'SavedFigure', 'save_figure', 'SavedTable', 'save_table', 'save_verdicts',
            'check_headline', 'save_headline', 'read_headlines', 'model_revision', 'models_table', 'read_result_files',
            'collect_results', 'summary_rows', 'provenance_columns', 'committed_dir', 'check_provenance',
-           'committed_rows', 'volatile', 'compare_rows', 'compare_items', 'describe_difference']
+           'committed_rows', 'SummaryRuns', 'summary_runs', 'volatile', 'compare_rows', 'compare_items',
+           'describe_difference']
 
 # %% ../nbs/04a_results.ipynb #07e9bbee
 RESULT_COLUMNS = ['paper', 'model', 'split', 'seed', 'metric', 'value', 'n', 'ci_low', 'ci_high', 'lib_version']
@@ -400,6 +401,43 @@ def committed_rows(paper: str, profile: str = 'paper', root: Path | str | None =
     d = committed_dir(paper, profile, root)
     if not any(d.glob('*.csv')): return pd.DataFrame(columns=RESULT_COLUMNS + list(PROVENANCE_COLUMNS) + ['slug', 'profile'])
     return read_result_files(d, paper).assign(profile=profile)
+
+# %% ../nbs/04a_results.ipynb #1ec69fb9
+class SummaryRuns:
+    "The runs a summary reads (`summary_runs`): `rows`, `runs` (one per run) and `items(slug)`."
+    def __init__(self, rows, runs, folders: dict):
+        self.rows, self.runs, self._folders, self._items = rows, runs, folders, {}
+    def items(self, slug: str, key: str = 'item'):
+        "The per-item outcomes of run `slug` indexed by `key` (read once), or None when the run has no per-item file."
+        import pandas as pd
+        if slug not in self._items:
+            p = Path(self._folders[slug])/f'{slug}.items.csv.gz'
+            self._items[slug] = pd.read_csv(p, keep_default_na=False, na_values=['']).set_index(key) if p.exists() else None
+        return self._items[slug]
+    def __len__(self): return len(self.runs)
+
+def summary_runs(paper: str, results_dir: str | Path = '', runs_file: str | Path = '', profile: str = 'smoke',
+                 committed_root: str | Path | None = None, committed=PROVENANCE_PROFILES) -> SummaryRuns:
+    """The rows of the runs a summary was given (`summary_rows`, labelled `profile`) and the committed rows of the other
+    `committed` profiles (`committed_rows`), as a `SummaryRuns`."""
+    import pandas as pd
+    root = Path(committed_root) if committed_root else None
+    own_dir = Path(results_dir) if results_dir else RunFiles(project_root(), paper).results_dir
+    slugs = json.loads(Path(runs_file).read_text()) if runs_file else None
+    parts, folders = [], {}
+    own = summary_rows(paper, results_dir, runs_file) if slugs != [] else pd.DataFrame()
+    if len(own): parts.append(own.assign(profile=profile)); folders.update(dict.fromkeys(own.slug.unique(), own_dir))
+    for p in committed:
+        if p == profile: continue                       # the runner reuses a profile's committed rows as its own
+        c = committed_rows(paper, p, root)
+        c = c[~c.slug.isin(folders)] if len(c) else c
+        if len(c): parts.append(c); folders.update(dict.fromkeys(c.slug.unique(), committed_dir(paper, p, root)))
+    rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=['slug', 'profile', 'metric', 'value', 'seed'])
+    if 'device' not in rows: rows['device'] = None
+    runs = rows.groupby('slug', sort=True).first().reset_index()
+    if 'seed' in runs: runs['seed'] = pd.to_numeric(runs['seed'], errors='coerce').fillna(0).astype(int)
+    runs['items_path'] = [str(Path(folders[s])/f'{s}.items.csv.gz') for s in runs.slug]
+    return SummaryRuns(rows, runs, folders)
 
 # %% ../nbs/04a_results.ipynb #5e1f0a02
 VERIFY_IGNORED_COLUMNS = (*PROVENANCE_COLUMNS, THREADS_COLUMN, 'lib_version', 'slug', 'profile')

@@ -14,11 +14,11 @@ from .metrics import ZERO_TOL, Z95, format_p, mcnemar, paired_permutation, power
 from .grid import PROFILES, YamlDoc, read_yaml, load_grid, notebook_parameters, did_you_mean
 
 # %% auto #0
-__all__ = ['KINDS', 'FORMS', 'CLAIM_EFFECTS', 'PRECONDITION_KINDS', 'Verdict', 'fmt_num', 'fmt_ci', 'judge', 'partition_key',
-           'report_once', 'Claim', 'ClaimFile', 'check_claims', 'grid_values', 'load_claims', 'paired_effect',
-           'level_effect', 'gap_difference', 'arm_label', 'check_precondition', 'evaluate_claim', 'arm_runs',
-           'item_series', 'judge_runs', 'best_rows', 'paper_text', 'ours_text', 'n_text', 'verdict_frames',
-           'save_verdict_tables']
+__all__ = ['KINDS', 'FORMS', 'CLAIM_EFFECTS', 'PRECONDITION_KINDS', 'SHORT_KINDS', 'Verdict', 'fmt_num', 'fmt_ci', 'judge',
+           'partition_key', 'report_once', 'Claim', 'ClaimFile', 'check_claims', 'grid_values', 'load_claims',
+           'paired_effect', 'level_effect', 'gap_difference', 'arm_label', 'check_precondition', 'evaluate_claim',
+           'arm_runs', 'item_series', 'judge_runs', 'best_rows', 'paper_text', 'ours_text', 'n_text', 'verdict_frames',
+           'save_verdict_tables', 'verdict_counts', 'counts_markdown', 'counts_line']
 
 # %% ../nbs/08_claims.ipynb #0355a211
 KINDS = {
@@ -637,3 +637,33 @@ def save_verdict_tables(rows: list[dict], out_dir: Path | str, caption: str = ''
     paths = save_table(main, out_dir, 'verdicts', caption=cap)
     atomic_write_text(paths[1], flat.to_csv(index=False, lineterminator='\n'))
     return paths + save_table(det, out_dir, 'verdicts_details', caption='Every budget of every claim (`verdicts.md` shows the best one per claim).')
+
+# %% ../nbs/08_claims.ipynb #4fcd26e6
+SHORT_KINDS = {'reproduced': 'reproduced', 'direction reproduced, size differs': 'direction only', 'inconclusive': 'inconclusive',
+               'not reproduced': 'not reproduced', 'opposite': 'opposite', 'not testable': 'not testable', 'not run': 'not run'}
+"The column heads of a counts table, in `KINDS` order."
+
+def verdict_counts(paper: str, root: Path | str | None = None) -> dict | None:
+    "Kind -> number of claims of `paper` with that verdict in `figures/<paper>/verdicts.csv` under `root` (every kind, 0 included); None without that file."
+    import pandas as pd
+    f = (Path(root) if root else project_root())/'figures'/paper/'verdicts.csv'
+    if not f.exists(): return None
+    d = pd.read_csv(f)
+    if not {'kind', 'shown'} <= set(d.columns): return None
+    shown = d[d['shown'].astype(str).str.lower() == 'true']
+    return {k: int((shown['kind'] == k).sum()) for k in KINDS}
+
+def counts_markdown(papers: dict, root: Path | str | None = None, link=lambda p: f"figures/{p}/verdicts.md") -> str:
+    "A markdown table of `verdict_counts` for `papers` (key -> title): one row per paper, its claims and the count of each kind, the title linking to `link(key)`."
+    head = ['paper', 'claims', *SHORT_KINDS.values()]
+    lines = ['| ' + ' | '.join(head) + ' |', '|' + '|'.join([' --- '] + [' ---: '] * (len(head) - 1)) + '|']
+    for p, title in papers.items():
+        c = verdict_counts(p, root)
+        cells = [str(sum(c.values())), *(str(c[k]) for k in KINDS)] if c else ['-'] * (len(head) - 1)
+        lines.append(f"| [{title}]({link(p)}) | " + ' | '.join(cells) + ' |')
+    return '\n'.join(lines) + '\n'
+
+def counts_line(counts: dict | None) -> str:
+    "The counts as one line ('3 reproduced, 1 direction only, 2 not testable'), the kinds with none left out."
+    if not counts: return 'no verdicts yet'
+    return ', '.join(f"{n} {SHORT_KINDS[k]}" for k, n in counts.items() if n) or 'no claims'

@@ -138,6 +138,26 @@ def test_intervals_are_never_zero_width_for_small_n():
     assert (t.ci_high > 0.3).all() and (t.ci_low == 0).all()
 
 
+def test_constant_answer_interval_treats_a_rounding_se_as_none(monkeypatch):
+    "A constant letter over 5 rotations is 1 of 5 in every query: no SE, so perfectly correlated clusters, even when a sum leaves 1e-18."
+    flags, q = [1, 0, 0, 0, 0] * 6, [f"q{i // 5}" for i in range(30)]
+    exact = ev.accuracy_interval(flags, q)
+    assert exact['n_eff'] == 30 * 30 / (6 * 25)
+    real = ev.clustered_mean
+    monkeypatch.setattr(ev, 'clustered_mean', lambda a, c, alpha=0.05: {**real(a, c, alpha), 'se': 1e-18})
+    assert ev.accuracy_interval(flags, q) == exact                     # not n_eff = n, a too narrow interval
+
+
+def test_claim_units_query_and_question_rows(recs):
+    d = ev.item_outcomes(ev.evaluate_records(recs, FakeLM(prefer='B'), 'loglik', rotations=5)[0])
+    u = ev.claim_units(d)
+    assert (u.set == 'query').sum() == d.query_id.nunique() and (u.set == 'question').sum() == d['id'].nunique()
+    assert u.index.is_unique and u[u.set == 'query'].answered.isna().all() and u[u.set == 'question'].answered.notna().all()
+    assert u[u.set == 'query'].correct.mean() == pytest.approx(d.groupby('query_id').correct.mean().mean())
+    assert set(u.lcc_high.dropna()) <= {0.0, 1.0} and set(u.degree_high.dropna()) <= {0.0, 1.0}
+    with pytest.raises(CogenError, match='no column'): ev.claim_units(d.drop(columns='gold'))
+
+
 def test_item_outcomes_are_unique_and_paired_across_styles(recs):
     a, _ = ev.evaluate_records(recs, FakeLM(replies=['The answer is Option B']), 'direct', max_new_tokens=8, rotations=5)
     b, _ = ev.evaluate_records(recs, FakeLM(prefer='B'), 'loglik', rotations=5)

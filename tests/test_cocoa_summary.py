@@ -174,31 +174,67 @@ def test_table3_baselines_on_the_same_items(summary):
         assert s['rotated'] == f"{100 * r['value']:.1f}" and s['rotated 95% CI'] == f"{100 * r['ci_low']:.1f}-{100 * r['ci_high']:.1f}"
 
 
+VERDICT_COLUMNS = ['claim_id', 'claim', 'kind', 'effect', 'ci_low', 'ci_high', 'paper_effect', 'n', 'p', 'mde', 'budget']
+
+
 def test_verdicts_follow_the_items(summary):
+    "The engine's verdict files: one row per claim (6 columns), every budget structured in verdicts.csv, kinds from the items."
     items, figs = summary
-    v = _read(figs, 'verdicts')
-    assert (v.verdict != '').all() and set(v.model) == {'fake-constant', 'fake-good'}
-    g = v[v.model == 'fake-good'].set_index(['claim', 'style'])
-    cx = 'accuracy falls as the largest connected component of the dependency graph grows (Fig. 3)'
-    assert g.loc[(cx, 'direct'), 'verdict'] == 'reproduced'                     # the fake is right 90% at LCC 2, 30% above
-    assert g.loc[(cx, 'direct'), 'ours'].endswith(f"(lcc > {items['fake-good', 'direct'].lcc.median():g} minus the rest)")
-    md = 'accuracy falls as the maximum degree of the dependency graph grows (Fig. 3)'
-    assert g.loc[(md, 'direct'), 'verdict'] != '' and g.loc[(md, 'direct'), 'mde'].endswith('points')
-    assert g.loc[('CoT-partial beats direct prompting (Table 3: "mixed results")', 'cot-partial vs direct'), 'verdict'] == 'reproduced'
-    assert g.loc[('CoT-partial beats CoT-full (Table 3: 3 of 4 models)', 'cot-partial vs cot-full'), 'verdict'] == 'reproduced'
-    assert g.loc[('least-to-most vs direct prompting (Table 3)', 'least-to-most vs direct'), 'verdict'] == 'reproduced'
-    pair = g.loc[('CoT-partial beats direct prompting (Table 3: "mixed results")', 'cot-partial vs direct')]
-    assert pair.n.startswith('30 questions (') and pair.n.endswith('queries) x 5 rotations, paired')
-    a, b = items['fake-good', 'cot-partial'], items['fake-good', 'direct']
-    m = a.merge(b, on='item', suffixes=('_a', '_b'))
-    q = m.groupby('query_id_a')[['correct_a', 'correct_b']].mean()
-    assert pair.ours.startswith(f"{100 * q.correct_a.mean():.1f}% vs {100 * q.correct_b.mean():.1f}%")
-    c = v[v.model == 'fake-constant'].set_index(['claim', 'style'])
-    assert c.loc[('CoT-partial beats direct prompting (Table 3: "mixed results")', 'cot-partial vs direct'), 'verdict'].startswith('not')
-    w = c.loc[(cx, 'loglik'), 'verdict']      # a constant letter earns what the baselines earn: which questions it gets right is no test
-    assert w.startswith('not testable at this budget: ') and 'is not above the best input-blind baseline' in w, w
-    assert '(the test alone: not detected at this n' in w, w                     # the test's own outcome is kept
-    assert not g.verdict.str.startswith('not testable at this budget').any()     # the good fake beats the baselines
+    md = (figs/'verdicts.md').read_text().splitlines()
+    assert [c.strip() for c in md[0].strip('|').split('|')] == ['claim', 'paper', 'ours [95% CI]', 'n', 'verdict', 'why']
+    v = pd.read_csv(figs/'verdicts.csv', keep_default_na=False)
+    assert VERDICT_COLUMNS == [c for c in v.columns if c in VERDICT_COLUMNS] and set(VERDICT_COLUMNS) <= set(v.columns)
+    from cogen_lib.claims import KINDS, load_claims
+    ids = {c.id for c in load_claims('cocoa', ROOT)}
+    assert set(v.kind) <= set(KINDS) and ids - {'complexity-degree'} <= set(v.claim_id) <= ids     # degree: once with LCC where they split alike
+    row = lambda cid, who: v[(v.claim_id == cid) & v.budget.str.startswith(who)].iloc[0]
+    good = row('complexity-lcc', 'fake-good direct')                  # right 90% at LCC <= 2, 30% above, and above the shortcut
+    assert good.kind in ('reproduced', 'direction reproduced, size differs') and float(good.effect) < 0, good.to_dict()
+    assert row('cot-partial-vs-direct', 'fake-good cot-partial').kind in ('reproduced', 'direction reproduced, size differs')
+    assert row('least-to-most-vs-direct', 'fake-good least-to-most').kind in ('reproduced', 'direction reproduced, size differs')
+    const = row('complexity-lcc', 'fake-constant loglik')             # a constant letter: its items say nothing about the questions
+    assert const.kind == 'not testable' and 'precondition fails' in const.why, const.to_dict()
+    assert not v.why.str.contains('Error|Traceback|group_contrast').any()          # no raw exception message as a verdict
+    assert (v[v.shown.astype(str) == 'True'].kind != '').all() and v[v.claim_id == 'headline-spread'].kind.tolist() == ['not testable']
+
+
+ROOT = Path(__file__).resolve().parents[1]
+CFG = ['profile', 'model', 'prompt_style', 'per_config', 'rotations']
+
+
+def judge(frames: dict) -> list[dict]:
+    "`claims.judge_runs` over made-up runs {(model, style): item outcomes}, as the summary calls it."
+    from cogen_lib.claims import load_claims, judge_runs
+    runs = pd.DataFrame([dict(slug=f'{m}|{s}', profile='cpu', model=m, prompt_style=s, per_config=10, rotations=5, seed=0) for m, s in frames])
+    units = {f'{m}|{s}': ev.claim_units(d) for (m, s), d in frames.items()}
+    return judge_runs(load_claims('cocoa', ROOT), runs, CFG, units.get)
+
+
+def test_constant_answer_is_not_testable(summary):
+    "A constant letter (20% in every rotation of every question): not testable, below the shortcut or, above it, for zero variance."
+    items, _ = summary
+    d = items['fake-constant', 'loglik']
+    assert set(ev.claim_units(d).correct) == {0.2}
+    rows = {r['claim'].id: r['verdict'] for r in judge({('c', 'loglik'): d})}
+    assert rows['complexity-lcc'].kind == rows['atypical-worse'].kind == 'not testable'
+    assert 'precondition fails' in rows['complexity-lcc'].why                  # the shortcut beats 20% here
+    worse = d.assign(shortcut=np.where(d.gold == 'A', 'B', 'A'))                # a shortcut that is always wrong: the floor passes
+    rows = {r['claim'].id: r['verdict'] for r in judge({('c', 'loglik'): worse})}
+    for cid in ('complexity-lcc', 'atypical-worse'):
+        assert rows[cid].kind == 'not testable' and rows[cid].criteria.get('zero_variance'), (cid, rows[cid].why)
+
+
+def test_identical_partitions_are_reported_once(summary):
+    "When the median splits by LCC and by maximum degree put the same queries on the same side, one row reports both."
+    items, _ = summary
+    d = items['fake-good', 'direct']
+    rows = judge({('g', 'direct'): d.assign(max_degree=d.lcc)})
+    ids = [r['claim'].id for r in rows]
+    assert 'complexity-lcc' in ids and 'complexity-degree' not in ids
+    lcc = next(r for r in rows if r['claim'].id == 'complexity-lcc')
+    assert lcc['duplicates'] == ['complexity-degree'] and 'reported once' in lcc['verdict'].why
+    other = d.assign(max_degree=pd.factorize(d.query_id)[0] % 2 + 1.0)           # every other query: another split, two rows
+    assert {'complexity-lcc', 'complexity-degree'} <= {r['claim'].id for r in judge({('g', 'direct'): other})}
 
 
 def test_letter_bias_and_cost(summary):

@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np, pandas as pd
 from ..core import CogenError
 from scipy import stats
-from ..metrics import Z95, clustered_mean, format_p, mcnemar, paired_permutation, power_z, proportion
+from ..metrics import Z95, ZERO_TOL, clustered_mean, format_p, mcnemar, paired_permutation, power_z, proportion
 from ..models import FailedCalls, LanguageModel, check_calls, check_lm, load_lm
 from .flights import fmt_clock, parse_clock, fmt_duration, fmt_money, fmt_date
 from .generate import LETTERS, DISPLAY_FIELDS, read_jsonl, render_display
@@ -27,7 +27,7 @@ __all__ = ['PROMPT_STYLES', 'STYLES', 'DEFAULT_TOKENS', 'EXEMPLAR', 'PARTIAL_KEY
            'decide_least_to_most', 'loglik_continuations', 'decide_loglik', 'build_prompt', 'evaluate_records',
            'evaluate_file', 'accuracy_by', 'accuracy_by_typical', 'analyses', 'favourite_letter', 'letter_baselines',
            'vs_best_baseline', 'baseline_verdict', 'group_contrast', 'record_results', 'item_outcomes',
-           'paired_contrast', 'entropy_density', 'official_to_record', 'load_official']
+           'paired_contrast', 'above_median', 'claim_units', 'entropy_density', 'official_to_record', 'load_official']
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #87481758
 @dataclass(frozen=True)
@@ -371,7 +371,7 @@ def accuracy_interval(flags, clusters=None, alpha: float = 0.05) -> dict:
     """The share of 1s in `flags` with its $(1-\\alpha)$ Wilson interval (`metrics.proportion`). With `clusters` (the
     source query of each outcome) where some cluster holds several outcomes: the Wilson interval at the effective sample
     size $n_{eff} = n / d$, the design effect $d = (SE_{clustered} / SE_{naive})^2$ from `metrics.clustered_mean`, at
-    least 1; where no SE can be estimated (one cluster, or every outcome equal) $n_{eff} = n^2 / \\sum_c n_c^2$, its
+    least 1; where no SE can be estimated (one cluster, or every cluster's mean equal: an SE within `metrics.ZERO_TOL` of 0) $n_{eff} = n^2 / \\sum_c n_c^2$, its
     value for perfectly correlated clusters. Returns `value, n, clusters, n_eff, ci_low, ci_high, interval`."""
     p = proportion(flags, alpha)
     n, a = p['n'], np.asarray(flags, float)
@@ -381,7 +381,7 @@ def accuracy_interval(flags, clusters=None, alpha: float = 0.05) -> dict:
     sizes = pd.Series(c).value_counts().to_numpy(float)
     if sizes.max() == 1: return {**p, 'clusters': n, 'n_eff': float(n)}
     cm = clustered_mean(a, c, alpha) if sizes.size >= 2 else None
-    if cm is None or cm['se_naive'] == 0 or cm['se'] == 0: n_eff = n * n / float((sizes ** 2).sum())
+    if cm is None or cm['se_naive'] <= ZERO_TOL or cm['se'] <= ZERO_TOL: n_eff = n * n / float((sizes ** 2).sum())   # no SE: 0 up to a sum's last bits
     else: n_eff = n / max(1.0, (cm['se'] / cm['se_naive']) ** 2)
     z, v = float(stats.norm.ppf(1 - alpha / 2)), p['value']     # the Wilson score interval, at a fractional n
     d = 1 + z * z / n_eff
@@ -825,6 +825,34 @@ def paired_contrast(a: pd.DataFrame, b: pd.DataFrame, outcome_a: str = 'correct'
             se = math.hypot(wa['ci_high'] - wa['ci_low'], wb['ci_high'] - wb['ci_low']) / (2 * Z95)
             t.update(mde=power_z() * se, ci_low=t['effect'] - Z95 * se, ci_high=t['effect'] + Z95 * se)
     return {**t, 'questions': int(m['id'].nunique()), 'queries': int(m.query_id.nunique()), 'rotations': rot}
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #35daa78a
+def above_median(values) -> pd.Series:
+    "1 where `values` lie above their median (at or above it where none lies above), else 0; NaN stays NaN."
+    v = pd.Series(values, dtype=float)
+    med = v.median()
+    hi = v > med if (v > med).any() else v >= med
+    return hi.astype(float).where(v.notna())
+
+def claim_units(d: pd.DataFrame, outcome: str = 'correct') -> pd.DataFrame:
+    """One run's item outcomes `d` (`item_outcomes`) as the units the claims test: a row per query (`set` 'query', index
+    'query:<query_id>') and a row per question (`set` 'question', index its id), each with `outcome` and
+    `shortcut_correct` (the shortcut baseline) averaged over its rows, `is_typical`, `lcc_high` / `degree_high`
+    (`above_median` over the run's queries) and, per question, `gold_entropy` and `answered` (right / wrong in the raw order)."""
+    miss = [c for c in ('id', 'query_id', 'rotation', 'gold', 'shortcut', 'is_typical', 'lcc', 'max_degree', 'gold_entropy', outcome) if c not in d.columns]
+    if miss: raise CogenError(f"claim_units: no column(s) {miss} in the item outcomes; pass a run's items file (see item_outcomes)")
+    if d.empty: raise CogenError("claim_units: no item outcomes")
+    d = d.assign(_o=d[outcome].astype(float), shortcut_correct=d.shortcut.eq(d.gold).astype(float).where(d.shortcut.isin(LETTERS)))
+    agg = dict(query_id=('query_id', 'first'), correct=('_o', 'mean'), shortcut_correct=('shortcut_correct', 'mean'), is_typical=('is_typical', 'first'),
+               lcc=('lcc', 'first'), max_degree=('max_degree', 'first'), gold_entropy=('gold_entropy', 'first'))
+    q = d.groupby('id', sort=True).agg(**agg)
+    raw = d[d.rotation == 0].groupby('id')._o.first()
+    q['answered'] = raw.reindex(q.index).map({1.0: 'right', 0.0: 'wrong'})
+    Q = d.groupby('query_id', sort=True).agg(**{k: v for k, v in agg.items() if k not in ('query_id', 'gold_entropy')})
+    for col, name in (('lcc', 'lcc_high'), ('max_degree', 'degree_high')):
+        Q[name] = above_median(Q[col]).to_numpy(); q[name] = q.query_id.map(Q[name])
+    Q.index = 'query:' + Q.index.astype(str)
+    return pd.concat([Q.assign(set='query'), q.drop(columns='query_id').assign(set='question')]).rename_axis('item')
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #dfb14824
 def entropy_density(df: pd.DataFrame, grid: np.ndarray | None = None, min_bandwidth: float = 0.05, min_points: int = 30) -> pd.DataFrame:

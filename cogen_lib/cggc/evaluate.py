@@ -13,8 +13,7 @@ from ..core import CogenError, make_rng
 __all__ = ['SCALE', 'METRICS', 'SPICE_REASON', 'PROTOCOLS', 'BLEU_STATS', 'BASELINES', 'PAPER_TABLE4', 'PAPER_TABLE6',
            'PAPER_TABLE7', 'PAPER_TABLE8', 'require_java', 'coverage', 'with_protocol', 'bleu_stats', 'corpus_bleu',
            'tokenize', 'shared_meteor', 'discard_meteor', 'score', 'read_predictions', 'score_groups', 'evaluate',
-           'metric_interval', 'bleu_interval', 'paired_by_cluster', 'two_sample_permutation', 'blind_concepts',
-           'blind_copy']
+           'metric_interval', 'bleu_interval', 'paired_by_cluster', 'blind_concepts', 'blind_copy']
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #1c37ad25
 SCALE = {'BLEU-3': 100, 'BLEU-4': 100, 'ROUGE-2': 100, 'ROUGE-L': 100, 'METEOR': 100, 'CIDEr': 10, 'SPICE': 100, 'Coverage': 100}
@@ -311,33 +310,6 @@ def paired_by_cluster(a, b, clusters=None, rng: np.random.Generator | int = 0, *
     cnt = np.bincount(inv)
     ma, mb = np.bincount(inv, weights=a) / cnt, np.bincount(inv, weights=b) / cnt
     return dict(paired_permutation(ma, mb, rng=rng, **kwargs), clusters=int(len(keys)), items=int(a.size))
-
-# %% ../../nbs/cggc/04_evaluate.ipynb #c3180b61
-def two_sample_permutation(a, b, n_perm: int = 10000, alpha: float = 0.05, power: float = 0.8,
-                           rng: np.random.Generator | int = 0) -> dict:
-    """Permutation test of mean(a) - mean(b) for two independent groups (say, the concept sets of two structure types):
-    the effect with Welch's t interval, p (group labels shuffled `n_perm` times), the minimum detectable effect, and
-    `p_min`, the smallest p the test can give with these group sizes (one, or for equal groups two, of the C(n, n_a)
-    labellings reach the observed extreme). A bootstrap interval would be far too narrow with a few values per group."""
-    from scipy import stats
-    from cogen_lib.metrics import power_z
-    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
-    if a.size < 2 or b.size < 2: raise CogenError(f"two_sample_permutation: each group needs at least 2 values, got {a.size} and {b.size}")
-    if not (np.isfinite(a).all() and np.isfinite(b).all()): raise CogenError("two_sample_permutation: values hold NaN or infinity")
-    g = rng if isinstance(rng, np.random.Generator) else make_rng(int(rng))
-    obs, x, na = float(a.mean() - b.mean()), np.concatenate([a, b]), a.size
-    null = []
-    for i in range(0, n_perm, 1000):
-        idx = np.argsort(g.random((min(1000, n_perm - i), x.size)), axis=1)
-        xa = x[idx[:, :na]]
-        null.append(np.abs(xa.mean(1) - (x.sum() - xa.sum(1)) / b.size))
-    p = float((1 + np.sum(np.concatenate(null) >= abs(obs) - 1e-12)) / (n_perm + 1))
-    se = np.sqrt(a.var(ddof=1) / na + b.var(ddof=1) / b.size)
-    if se > 0: lo, hi = stats.ttest_ind(a, b, equal_var=False).confidence_interval(1 - alpha)
-    else: lo = hi = obs                                        # no spread in either group: the difference is what it is
-    return dict(test='two-sample permutation', n=int(na + b.size), n_a=int(na), n_b=int(b.size), a=float(a.mean()), b=float(b.mean()),
-                effect=obs, ci_low=float(lo), ci_high=float(hi), p=p, mde=float(power_z(alpha, power) * se),
-                p_min=min(1.0, (2 if na == b.size else 1) / math.comb(int(na + b.size), int(na))))
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #0efd707b
 BASELINES = {'concepts': 'the concepts joined into a sentence ("The dog and the frisbee and the catch.")',

@@ -29,8 +29,8 @@ CASES = [
     ('run-out-sys', ['run', 'quickstart', '--out', '{sys}'], 1, '--out {sys}: cannot create files in /sys', 'cogen_lib.runner:run_grid'),
     ('run-workers-0', ['run', 'quickstart', '--workers', '0'], 2, "'--workers'", 'cogen_lib.runner:run_grid'),
     # cogen run --set / --model: checked against the run notebook's parameters cell and the forms of model name, before anything runs
-    ('run-set-unknown', ['run', 'quickstart', '--set', 'no_such_key=1'], 1, "--set no_such_key: quickstart's runs have no parameter 'no_such_key'; nbs/quickstart.ipynb declares (name: type = default): model: str = 'smollm2-135m', n_examples: int = 4", 'cogen_lib.runner:run_grid'),
-    ('run-set-type', ['run', 'quickstart', '--set', 'n_examples=abc'], 1, "--set n_examples=abc: 'abc' is not an int; nbs/quickstart.ipynb declares (name: type = default): model: str = 'smollm2-135m', n_examples: int = 4", 'cogen_lib.runner:run_grid'),
+    ('run-set-unknown', ['run', 'quickstart', '--set', 'no_such_key=1'], 1, "--set no_such_key: quickstart's runs have no parameter 'no_such_key'; nbs/quickstart/run.ipynb declares (name: type = default): model: str = 'smollm2-135m', n_examples: int = 4", 'cogen_lib.runner:run_grid'),
+    ('run-set-type', ['run', 'quickstart', '--set', 'n_examples=abc'], 1, "--set n_examples=abc: 'abc' is not an int; nbs/quickstart/run.ipynb declares (name: type = default): model: str = 'smollm2-135m', n_examples: int = 4", 'cogen_lib.runner:run_grid'),
     ('run-set-float', ['run', 'quickstart', '--set', 'seed=1.5'], 1, "--set seed=1.5: '1.5' is not an int", 'cogen_lib.runner:run_grid'),
     ('run-set-no-value', ['run', 'quickstart', '--set', 'n_examples'], 1, "--set 'n_examples': expected key=value", 'cogen_lib.runner:run_grid'),
     ('run-set-model', ['run', 'quickstart', '--set', 'model=x'], 1, 'use --model NAME', 'cogen_lib.runner:run_grid'),

@@ -37,9 +37,9 @@ def loaded_after(mods: list[str]) -> dict:
 
 def test_notebooks_found():
     nbs = sorted(grid_notebooks(ROOT))
-    assert {'nbs/quickstart.ipynb', 'nbs/recogs/summary.ipynb', 'nbs/cocoa/eval.ipynb'} <= {str(p.relative_to(ROOT)) for p in nbs}
+    assert {'nbs/quickstart/run.ipynb', 'nbs/recogs/summary.ipynb', 'nbs/cocoa/eval.ipynb'} <= {str(p.relative_to(ROOT)) for p in nbs}
     assert all(p.exists() for p in nbs), [p for p in nbs if not p.exists()]
-    assert 'cogen_lib.results' in cogen_imports(ROOT/'nbs'/'quickstart.ipynb')
+    assert 'cogen_lib.results' in cogen_imports(ROOT/'nbs'/'quickstart'/'run.ipynb')
 
 
 def test_paper_notebooks_do_not_load_the_executor():

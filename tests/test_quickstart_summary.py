@@ -11,15 +11,15 @@ from cogen_lib.grid import RunFiles
 from cogen_lib.metrics import proportion, clustered_mean, wilson_ci
 from cogen_lib.results import Recorder
 
-NB = 'nbs/quickstart_summary.ipynb'
+NB = 'nbs/quickstart/summary.ipynb'
 CATS = ['active_to_passive', 'cp_recursion', 'obj_to_subj_common', 'pp_recursion', 'prim_to_subj_proper', 'subj_to_obj_proper']
 N = 48          # items per run, as in the cpu profile
 BUDGET = 64
 
 
 def run_params(root: Path) -> dict:
-    "The parameters of the run notebook (nbs/quickstart.ipynb) with their defaults: what every result row carries."
-    nb = json.loads((root/'nbs/quickstart.ipynb').read_text())
+    "The parameters of the run notebook (nbs/quickstart/run.ipynb) with their defaults: what every result row carries."
+    nb = json.loads((root/'nbs/quickstart/run.ipynb').read_text())
     src = next(''.join(c['source']) for c in nb['cells'] if 'parameters' in c['metadata'].get('tags', []))
     return {n.target.id: ast.literal_eval(n.value) for n in ast.parse(src).body if isinstance(n, ast.AnnAssign)}
 

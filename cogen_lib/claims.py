@@ -629,14 +629,14 @@ def verdict_frames(rows: list[dict]):
 def save_verdict_tables(rows: list[dict], out_dir: Path | str, caption: str = ''):
     "Write `verdicts.md/.tex` (one row per claim, 6 columns), `verdicts.csv` (every row, structured) and `verdicts_details.*` into `out_dir`; returns the paths."
     from cogen_lib.core import atomic_write_text
-    from cogen_lib.results import save_table
+    from cogen_lib.results import save_table, SavedTable
     if not rows: raise CogenError(f"save_verdict_tables({out_dir}): no rows; every claim of the claim file has a row, 'not run' if nothing measured it")
     main, flat, det = verdict_frames(rows)
     cap = (caption + ' ' if caption else '') + ("One row per claim at the best budget we have; every budget, with its test, p, minimum detectable "
                                                 "effect (MDE) and device: `verdicts_details.md`; the structured verdicts: `verdicts.csv`.")
     paths = save_table(main, out_dir, 'verdicts', caption=cap)
     atomic_write_text(paths[1], flat.to_csv(index=False, lineterminator='\n'))
-    return paths + save_table(det, out_dir, 'verdicts_details', caption='Every budget of every claim (`verdicts.md` shows the best one per claim).')
+    return SavedTable(paths + save_table(det, out_dir, 'verdicts_details', caption='Every budget of every claim (`verdicts.md` shows the best one per claim).'))
 
 # %% ../nbs/08_claims.ipynb #4fcd26e6
 SHORT_KINDS = {'reproduced': 'reproduced', 'direction reproduced, size differs': 'direction only', 'inconclusive': 'inconclusive',

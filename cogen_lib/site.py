@@ -13,10 +13,11 @@ from .grid import DEFAULT_NAME_KEYS, FIGURE_PROFILES, RunFiles, list_papers, loa
 from .results import describe_difference
 
 # %% auto #0
-__all__ = ['SITE_CONF', 'PaperInfo', 'paper_info', 'run_title', 'run_titles', 'clean_notebook', 'data_checksums',
+__all__ = ['SITE_CONF', 'SITE_STATIC', 'PaperInfo', 'paper_info', 'run_title', 'run_titles', 'clean_notebook', 'data_checksums',
            'provenance_line', 'add_provenance', 'fold_code', 'grid_notebooks', 'library_notebooks', 'execute_library',
            'Page', 'write_page', 'rows_notebook', 'read_verified', 'verified_line', 'committed_status',
-           'verdicts_section', 'saved_figures', 'page_images', 'page_problems', 'check_site', 'build_site']
+           'verdicts_section', 'measurements_page', 'saved_figures', 'page_images', 'page_problems', 'check_site',
+           'build_site']
 
 # %% ../nbs/06_site.ipynb #c780dd42
 @dataclass
@@ -273,10 +274,33 @@ html_show_sourcelink = False
 html_last_updated_fmt = None
 html_theme_options = {'show_toc_level': 2, 'use_download_button': False, 'use_fullscreen_button': False,
                       'navigation_with_keys': False}
-exclude_patterns = ['_build', '**.ipynb_checkpoints']
+html_static_path = ['_static']
+mathjax_path = 'mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML'   # MathJax 2 from the site's own _static/ (jupyter-server-mathjax): offline
+html_css_files = ['cogen.css']          # tables wrap within the column; a figure opens full size on click (SITE_STATIC)
+html_js_files = ['cogen.js']
+exclude_patterns = ['_build', '**.ipynb_checkpoints', '_static']
 suppress_warnings = ['mystnb.unknown_mime_type', 'myst.header', 'misc.highlighting_failure', 'toc.not_included']
 """
 "The Sphinx configuration of the site (MyST-NB renders stored outputs; sphinx-book-theme; Sphinx's own search)."
+
+SITE_STATIC = {
+    'cogen.css': """/* cogen: a table wraps its cells within the page's column instead of hiding its right-hand columns */
+.bd-article table { table-layout: auto; max-width: 100%; width: auto; }
+.bd-article table td, .bd-article table th { white-space: normal !important; overflow-wrap: anywhere; word-break: normal; }
+.bd-article table code, .bd-article table .pre { white-space: normal !important; overflow-wrap: anywhere; }
+.bd-article .output_area, .bd-article .cell_output { overflow-x: visible; }
+.bd-article img { cursor: zoom-in; }
+""",
+    'cogen.js': """// cogen: a click on a figure opens it full size
+document.addEventListener('DOMContentLoaded', () => {
+  document.querySelectorAll('.bd-article img').forEach(img => {
+    if (img.closest('a')) return;
+    img.title = 'click to open full size';
+    img.addEventListener('click', () => { window.location.href = img.src; });
+  });
+});
+"""}
+"The site's own static files: the table and figure behaviour that sphinx-book-theme lacks."
 
 # %% ../nbs/06_site.ipynb #c4316010
 def _toc(caption: str, pages: list[Page]) -> str:
@@ -306,8 +330,10 @@ def rows_notebook(man: dict, rows: Path | str, limit: int = 200) -> nbformat.Not
     else:
         df = pd.read_csv(rows, keep_default_na=False, na_values=[''])
         df = df.map(lambda v: v.replace('|', '\\|') if isinstance(v, str) else v)   # a | in a value would end its cell
+        same = [c for c in df.columns if len(df) > 1 and df[c].nunique(dropna=False) == 1]   # parameters and provenance: listed once
+        if same: cells.append("The same in every row:\n\n" + '\n'.join(f"- `{c}`: {df[c].iloc[0]}" for c in same))
         cells.append(f"{len(df)} row(s)" + (f", the first {limit} shown" if len(df) > limit else '') + ':\n\n'
-                     + _md_text(df.head(limit).to_markdown(index=False, floatfmt='.4g')))
+                     + _md_text(df.drop(columns=same).head(limit).to_markdown(index=False, floatfmt='.4g')))
     return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(c) for c in cells])
 
 # %% ../nbs/06_site.ipynb #cb2bdab5
@@ -403,16 +429,38 @@ def committed_status(paper: str, root: Path | str | None = None) -> list[str]:
 
 # %% ../nbs/06_site.ipynb #e8a115fb
 def verdicts_section(paper: str, title: str, root: Path | str | None = None) -> str:
-    """The front page's section on `paper` (headed `title`): its verdicts table (`figures/<paper>/verdicts.md` under `root`)
-    or a line saying it is missing, then `committed_status`."""
+    """The front page's section on `paper` (headed `title`): its verdict counts (`claims.verdict_counts` of
+    `figures/<paper>/verdicts.csv` under `root`; the table itself is on the paper's summary page), or its verdicts table
+    where the summary writes no structured verdicts, or a line saying they are missing; then `committed_status`."""
+    from cogen_lib.claims import verdict_counts, counts_line
     root = Path(root) if root else project_root()
-    f = root/'figures'/paper/'verdicts.md'
-    body = ([f"From `figures/{paper}/verdicts.md`:", _md_text(f.read_text())] if f.exists() else
-            [f"**No verdicts yet**: `figures/{paper}/verdicts.md` is missing (its summary writes it with `save_verdicts`; "
-             f"`cogen run {paper} --profile {FIGURE_PROFILES[0]}` runs the summary)."])
+    f, counts = root/'figures'/paper/'verdicts.md', verdict_counts(paper, root)
+    if counts is not None:
+        body = [f"**{counts_line(counts)}** ({sum(counts.values())} claims). The verdict table, one row per claim: `figures/{paper}/verdicts.md`, "
+                "on the paper's summary page below; every budget with its test, p and minimum detectable effect: `verdicts_details.md`."]
+    else:
+        body = ([f"From `figures/{paper}/verdicts.md`:", _md_text(f.read_text())] if f.exists() else
+                [f"**No verdicts yet**: `figures/{paper}/verdicts.md` is missing (its summary writes it with `save_verdicts`; "
+                 f"`cogen run {paper} --profile {FIGURE_PROFILES[0]}` runs the summary)."])
     st = committed_status(paper, root)
     body.append('Committed rows:' + ''.join(f"\n- {l}" for l in st) if st else f"Committed rows: none under `results/{paper}/`.")
     return f"### {title}\n\n" + '\n\n'.join(body) + '\n'
+
+def measurements_page(root: Path | str | None = None) -> str | None:
+    """The site's *Costs and measurements* page: every row of `measured/measurements.csv` under `root` (what, value,
+    command, load, machine, date), then `measured/README.md` on the other measurement files; None without the CSV."""
+    import pandas as pd
+    root = Path(root) if root else project_root()
+    f = root/'measured'/'measurements.csv'
+    if not f.exists(): return None
+    d = pd.read_csv(f, dtype=str, keep_default_na=False)
+    d['value'] = d['value'] + ' ' + d.pop('unit')
+    table = d[['what', 'value', 'command', 'load', 'machine', 'date']].assign(command=lambda x: '`' + x.command.str.replace('|', '\\|') + '`')
+    readme = root/'measured'/'README.md'
+    more = _md_text(readme.read_text()).replace('# measured/', '## The other files of `measured/`', 1) if readme.exists() else ''
+    return ("# Costs and measurements\n\nEach row is one measurement of a command as a whole, from `measured/measurements.csv`: "
+            "what was measured, the value, the command, the machine's load at the time (other work beside it slows it), the machine "
+            f"and the date.\n\n{table.to_markdown(index=False)}\n\n{more}\n")
 
 # %% ../nbs/06_site.ipynb #60018aa0
 _SAVED = re.compile(r'figure saved: ([^,\n]+?\.png)(?=,|\s|\)|\]|$)')
@@ -494,8 +542,10 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
         from sphinx.application import Sphinx
         from sphinx.util.console import nocolor
         import myst_nb, sphinx_book_theme                   # the conf's extension and theme, before any work
-    except ImportError as e: raise CogenError(f"building the site needs Sphinx, MyST-NB and sphinx-book-theme ({e.name} is missing): pip install 'cogen_lib[site]'") from None
+        import jupyter_server_mathjax                       # MathJax, served locally
+    except ImportError as e: raise CogenError(f"building the site needs Sphinx, MyST-NB, sphinx-book-theme and jupyter-server-mathjax ({e.name} is missing): pip install 'cogen_lib[site]'") from None
     nocolor()
+    from cogen_lib.claims import KINDS
     root = project_root(); out = Path(out).resolve() if out else root
     committed_root = Path(committed_root).resolve() if committed_root else root
     dest = Path(dest).resolve() if dest else out/'_site'
@@ -515,6 +565,9 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
     with tempfile.TemporaryDirectory(prefix='cogen-site-') as tmp:
         src = Path(tmp)/'src'; src.mkdir()
         (src/'conf.py').write_text(SITE_CONF)
+        (src/'_static').mkdir()
+        for name, text in SITE_STATIC.items(): (src/'_static'/name).write_text(text)
+        shutil.copytree(Path(jupyter_server_mathjax.__file__).parent/'static', src/'_static'/'mathjax')
         groups = []                                     # (caption, heading, description, pages)
         course = [p for p in libs if p.parent.name == 'course']
         if course:
@@ -547,10 +600,10 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
                "Each paper lists its summaries (tables and figures beside the paper's numbers) and then its runs, named by "
                "the parameters that tell them apart; their analysis code is folded under *Show code*. Every figure and table "
                "carries a provenance line.\n",
-               "## Verdicts\n\nWhat each paper's summary concluded from its rows, one row per claim of the paper: the committed "
-               f"tables `figures/<paper>/verdicts.md`, written by the summaries of the {' and '.join(f'`{p}`' for p in FIGURE_PROFILES)} "
-               "profiles. Under each, the rows committed for the paper (computed elsewhere or over hours) and when `cogen verify` "
-               "last re-executed a sample of them.\n", *verdicts]
+               "## Verdicts\n\nEach paper's central claims (`claims/<paper>.yaml`) judged from its committed rows by one set of rules "
+               f"(`cogen_lib.claims`), written to `figures/<paper>/verdicts.md` by the summaries of the {' and '.join(f'`{p}`' for p in FIGURE_PROFILES)} "
+               "profiles. Under each paper, the rows committed for it and when `cogen verify` last re-executed a sample of them. "
+               "The kinds of verdict:\n\n" + ''.join(f"- **{k}**: {v}.\n" for k, v in KINDS.items()), *verdicts]
         models = committed_root/'figures'/'models.md'
         if models.exists():
             budgets = models.with_name('models_budgets.md')
@@ -559,6 +612,16 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
                                          + (" and `figures/models_budgets.md`" if more else '') + ".</small>\n")
             idx.append("## Models\n\nOne row per model across the papers, ours and the papers' own: each paper's headline measure with its "
                        "interval, n and best baseline (`nbs/models.ipynb`, run by `cogen run`): {doc}`models`.\n\n```{toctree}\n:hidden:\n\nmodels\n```\n")
+        guide = []                                      # the guide (docs/*.md) and the measurements, as pages of their own
+        docs = sorted((root/'docs').glob('*.md')) if (root/'docs').is_dir() else []
+        if docs: (src/'docs').mkdir()
+        for d in docs:
+            (src/'docs'/d.name).write_text(d.read_text())
+            t = next((l[2:].strip() for l in d.read_text().splitlines() if l.startswith('# ')), d.stem)
+            guide.append(Page(f"docs/{d.stem}", t, 'guide'))
+        meas = measurements_page(committed_root)
+        if meas: (src/'measurements.md').write_text(meas); guide.append(Page('measurements', 'Costs and measurements', 'guide'))
+        if guide: groups.insert(0, ('Guide', 'Guide', "How to use cogen, how its numbers were checked, and what things cost here.", guide))
         for caption, head, desc, pages in groups:
             idx.append(f"## {head}\n\n{desc}\n\n{_links(pages)}\n\n{_toc(caption, pages)}")
         (src/'index.md').write_text('\n'.join(idx))

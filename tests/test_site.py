@@ -81,6 +81,10 @@ def test_site_structure(site):
     body = re.sub(r'<[^>]+>', '', html.split('id="verdicts"')[1])
     for paper in list_papers():                                                # the front page: each paper's verdicts or their absence
         assert f'figures/{paper}/verdicts.md' in body, paper
+    assert 'not testable' in body and 'inconclusive' in body                    # each kind of verdict defined on the front page
+    meas = (site.parent/'measurements.html').read_text()                        # the measurements page, from measured/measurements.csv
+    assert 'Costs and measurements' in html and 'make install' in meas
+    assert (site.parent/'docs'/'guide.html').exists() and (site.parent/'docs'/'verification.html').exists()
 
 def test_every_saved_figure_on_its_page(site):
     """Every PNG a notebook of the build wrote (named by `figure saved: ...png` in its outputs, or written into its figures
@@ -106,7 +110,7 @@ def test_site_in_browser(site):
     try:
         pages = sorted(site.parent.rglob('*.html'))
         assert len(pages) >= 8, pages
-        bad_img, bad_link = [], []
+        bad_img, bad_link, wide, requests = [], [], [], []
         for page in pages:
             d.get(page.as_uri())
             t0 = time.monotonic()
@@ -116,8 +120,16 @@ def test_site_in_browser(site):
             for href in d.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"):
                 u = urlparse(href)
                 if u.scheme == 'file' and not Path(unquote(u.path)).exists(): bad_link.append((page.name, href))
+            wide += [(page.name, w) for w in d.execute_script(
+                "return Array.from(document.querySelectorAll('.bd-article table')).filter(t => t.offsetParent !== null)"
+                ".filter(t => t.getBoundingClientRect().width > t.closest('.bd-article').getBoundingClientRect().width + 2)"
+                ".map(t => Math.round(t.getBoundingClientRect().width))")]
+            requests += [r for r in d.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+                         if not r.startswith(('file:', 'data:', 'blob:'))]
         assert not bad_img, bad_img
         assert not bad_link, bad_link
+        assert not wide, f"tables wider than the page's column at 1280 px: {wide}"
+        assert not requests, f"requests to the network: {sorted(set(requests))[:10]}"
         d.get(site.as_uri()); d.save_screenshot(str(site.parent/'screenshot-index.png'))
         summary = site.parent/'cocoa'/'summary-smoke.html'
         d.get(summary.as_uri())

@@ -33,6 +33,7 @@ KINDS = {
 "The headline kinds of a verdict, each with its one-sentence definition (the site prints them)."
 
 FORMS = {'difference': "the paper claims an effect with a sign (a gap, a rise, a fall)",
+         'direction': "the paper claims the sign of an effect whose size it does not print (a trend in a figure): judged on significance and direction only",
          'level': "the paper claims a measure stays on one side of a level (near 0, below 90%): it needs its competence floor",
          'equivalence': "the paper claims two conditions differ little: supported only by an equivalence test within the claim's margin"}
 "The forms a claim can take."
@@ -107,6 +108,9 @@ def judge(stats: dict | None, paper_effect: float | None, form: str = 'differenc
                 test=str(stats.get('test', '')), extra={k: stats[k] for k in ('n_a', 'n_b', 'p_method', 'seeds') if k in stats})
     V = lambda kind, reasons, **crit: Verdict(kind, reasons=reasons, criteria=crit, **base)
     if math.isnan(e): return V('not run', ['no estimate: the runs hold no scored items for this claim'])
+    if form == 'direction':                                            # the paper's sign only: no size to compare with
+        if P not in (1.0, -1.0): raise CogenError(f"judge: a direction claim's paper effect is its sign, +1 or -1, got {paper_effect!r}")
+        base['paper_effect'] = math.nan
     if form == 'difference' and (math.isnan(P) or P == 0): raise CogenError(f"judge: a difference claim needs the paper's non-zero effect (its sign is the claim), got {paper_effect!r}")
     if form == 'level' and (math.isnan(_num(level)) or math.isnan(P) or P == _num(level)):
         raise CogenError(f"judge: a level claim needs its level and the paper's value on one side of it, got level={level!r}, paper={paper_effect!r}")
@@ -134,6 +138,12 @@ def judge(stats: dict | None, paper_effect: float | None, form: str = 'differenc
                 paper_effect_in_ci=bool(inside), ci_covers_zero=bool(covers0), paper_effect_below_mde=below_mde)
     what = f"the level {fmt_num(ref, 0 if ref == int(ref) else digits, False)}{u}" if form == 'level' else '0'
     sig_words = (f"p {format_p(p)}" if not math.isnan(p) else f"the interval excludes {what}")
+    if form == 'direction':
+        crit = dict(significant=bool(sig), same_direction=bool(same), significant_same_direction=bool(sig and same), ci_covers_zero=bool(covers0))
+        trend = 'a rise' if P > 0 else 'a fall'
+        if sig and same: return V('reproduced', [f"significant ({sig_words}) in the paper's direction ({trend}; the paper prints no size)"], **crit)
+        if sig: return V('opposite', [f"significant ({sig_words}) in the direction opposite to the paper's ({trend})"], **crit)
+        return V('inconclusive', [f"not significant ({sig_words}): our interval covers 0; the paper shows {trend} and prints no size"], **crit)
     paper = f"the paper's {fp(P)}"
     if sig and same:
         if inside: return V('reproduced', [f"significant ({sig_words}) in the paper's direction; {paper} lies inside our interval"], **crit)
@@ -194,7 +204,7 @@ _FILE_KEYS = {'paper': 'the paper', 'source': 'the citation', 'alpha': 'the sign
 _MEASURE_KEYS = ('column', 'set', 'where', 'scale', 'unit', 'digits', 'baseline', 'label')
 _CLAIM_KEYS = ('id', 'claim', 'quote', 'where', 'untestable', 'form', 'measure', 'effect', 'arms', 'comparison', 'paper', 'level',
                'margin', 'tolerance', 'preconditions', 'note')
-_PAPER_KEYS = ('effect', 'uncertainty', 'from', 'n')
+_PAPER_KEYS = ('effect', 'sign', 'uncertainty', 'from', 'n')
 _COMPARISON_KEYS = ('items', 'seeds')
 _PRECONDITION_KEYS = ('kind', 'arms', 'measure', 'items', 'level')
 PRECONDITION_KINDS = {'above_baseline': "each named arm's model scores significantly above the measure's baseline on the same items (a paired test)",
@@ -224,7 +234,9 @@ class Claim:
     note: str = ''
     line: int = 0
     @property
-    def paper_effect(self) -> float: return _num(self.paper.get('effect'))
+    def paper_effect(self) -> float:
+        "The paper's number (a direction claim: its sign, +1 or -1)."
+        return float(self.paper['sign']) if self.form == 'direction' and 'sign' in self.paper else _num(self.paper.get('effect'))
     @property
     def unit(self) -> str: return self.measure.get('unit', '')
     @property
@@ -333,13 +345,18 @@ def _check_claim(doc, k, c, measures, known, columns, icols=None) -> Claim:
     if c['measure'] not in measures: raise doc.error(k + ('measure',), f"{c['measure']!r} is not a measure of this file{did_you_mean(c['measure'], measures)}; declare it under measures")
     eff = c.get('effect', 'a' if form == 'level' else 'a - b')
     if eff not in CLAIM_EFFECTS: raise doc.error(k + ('effect',), f"{eff!r} is not an effect{did_you_mean(eff, CLAIM_EFFECTS)}; one of {', '.join(map(repr, CLAIM_EFFECTS))}")
-    if (form == 'level') != (eff == 'a'): raise doc.error(k + ('effect',), f"a {form} claim has the effect {'a' if form == 'level' else 'a - b or (a - b) - (c - d)'}, got {eff!r}")
+    if (form == 'level') != (eff == 'a') and not (form == 'direction' and eff != 'a'): raise doc.error(k + ('effect',), f"a {form} claim has the effect {'a' if form == 'level' else 'a - b or (a - b) - (c - d)'}, got {eff!r}")
     paper = _fields(doc, k + ('paper',), c['paper'], _PAPER_KEYS, "the paper's number", required=('uncertainty', 'from'))
+    if form == 'direction':
+        if 'effect' in paper: raise doc.error(k + ('paper', 'effect'), "a direction claim has no size: give its sign (sign: -1 or +1), or use form: difference with the number")
+        if paper.get('sign') not in (1, -1): raise doc.error(k + ('paper',), f"a direction claim needs the sign of the paper's effect: sign: -1 or +1, got {paper.get('sign')!r}")
+        paper = dict(paper, effect=float(paper['sign']))
+    elif 'sign' in paper: raise doc.error(k + ('paper', 'sign'), f"only a direction claim gives a sign (this one is {form}: give its effect)")
     if 'effect' not in paper or paper['effect'] is None:
         raise doc.error(k + ('paper',), "the paper's effect is missing: give the number the paper prints (or derives from its table) for this claim, "
                                         "e.g. effect: 0.40; a claim our runs cannot test says so in 'untestable' instead")
     pe = _number(doc, k + ('paper', 'effect'), paper['effect'], "the paper's effect")
-    if form == 'difference' and pe == 0: raise doc.error(k + ('paper', 'effect'), "a difference claim's effect is not 0 (its sign is the claim); for 'no difference' use form: equivalence with a margin")
+    if form in ('difference', 'direction') and pe == 0: raise doc.error(k + ('paper', 'effect'), "a difference claim's effect is not 0 (its sign is the claim); for 'no difference' use form: equivalence with a margin")
     level = margin = None
     if form == 'level':
         if 'level' not in c: raise doc.error(k, "a level claim needs 'level' (the value it stays below or above, in the measure's unit)")
@@ -553,7 +570,7 @@ def item_series(frames, column: str, where: dict | None = None):
 def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=None, profile: str = '') -> list[dict]:
     """Every claim of `claims` judged at every budget of `runs` (`arm_runs` over the `config` columns) from the
     per-item frames `items_of(slug)` (indexed by item id; None when a run has none), over the seeds all its arms have;
-    a `not run` row for a claim no budget covers; each contrast that repeats another's runs and items reported once
+    a `not run` row for a claim no budget covers; each contrast that repeats another's runs, items and values reported once
     (`report_once`). `describe(slug, seeds)` gives a row's `profile`, `budget` and `device` (`slug`: arm a's first run).
     The rows are what `save_verdict_tables` reads."""
     rows = []
@@ -565,7 +582,7 @@ def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=No
             def series(arm, col, where, arms=arms, seeds=seeds, seen=seen, claim=claim):
                 x = item_series([items_of(arms[arm][s]) for s in seeds], col, where)
                 if x is not None and col == claim.measure['column'] and where == claim.item_filter(arm):
-                    seen[arm] = [*(arms[arm][s] for s in seeds), '|', *map(str, x.index)]
+                    seen[arm] = [*(arms[arm][s] for s in seeds), '|', *(f'{i}={v:.12g}' for i, v in x.items())]   # the items and their values
                 return x
             v = evaluate_claim(claim, series, len(seeds), claims.alpha)
             info = describe(arms['a'][seeds[0]], len(seeds)) if describe else {}
@@ -592,6 +609,7 @@ def best_rows(rows: list[dict]) -> dict[str, dict]:
 
 def paper_text(claim: Claim) -> str:
     "The paper's number in a verdict row: value, unit, where from."
+    if claim.form == 'direction': return f"{'a rise' if claim.paper_effect > 0 else 'a fall'}, no size printed ({claim.where})"
     if math.isnan(claim.paper_effect): return f"- ({claim.where})"
     signed = claim.form != 'level'
     return f"{fmt_num(claim.paper_effect, max(claim.digits, 2 if abs(claim.paper_effect) < 10 else 1), signed)} {claim.unit} ({claim.where})".replace('  ', ' ')

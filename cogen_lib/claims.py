@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 from .core import CogenError, project_root, stable_hash
-from .metrics import ZERO_TOL, Z95, format_p, mcnemar, paired_permutation, power_z, two_sample_permutation, wilson_ci
+from .metrics import ZERO_TOL, Z95, format_p, mcnemar, paired_permutation, power_z, seed_interval, two_sample_permutation, wilson_ci
 from .grid import PROFILES, YamlDoc, read_yaml, load_grid, notebook_parameters, did_you_mean
 
 # %% auto #0
 __all__ = ['KINDS', 'FORMS', 'CLAIM_EFFECTS', 'PRECONDITION_KINDS', 'SHORT_KINDS', 'Verdict', 'fmt_num', 'fmt_ci', 'judge',
            'partition_key', 'report_once', 'Claim', 'ClaimFile', 'check_claims', 'grid_values', 'load_claims',
-           'paired_effect', 'level_effect', 'gap_difference', 'arm_label', 'check_precondition', 'evaluate_claim',
-           'arm_runs', 'item_series', 'judge_runs', 'best_rows', 'paper_text', 'ours_text', 'n_text', 'verdict_frames',
-           'save_verdict_tables', 'verdict_counts', 'counts_markdown', 'counts_line']
+           'paired_effect', 'level_effect', 'gap_difference', 'seed_effect', 'arm_label', 'check_precondition',
+           'evaluate_claim', 'arm_runs', 'item_series', 'judge_runs', 'best_rows', 'paper_text', 'ours_text', 'n_text',
+           'verdict_frames', 'save_verdict_tables', 'verdict_counts', 'counts_markdown', 'counts_line']
 
 # %% ../nbs/08_claims.ipynb #0355a211
 KINDS = {
@@ -105,7 +105,7 @@ def judge(stats: dict | None, paper_effect: float | None, form: str = 'differenc
     e, lo, hi, p = (_num(stats.get(k)) for k in ('effect', 'ci_low', 'ci_high', 'p'))
     if lo > hi: lo, hi = hi, lo
     base = dict(effect=e, ci_low=lo, ci_high=hi, n=int(stats.get('n') or 0), p=p, mde=_num(stats.get('mde')), paper_effect=P,
-                test=str(stats.get('test', '')), extra={k: stats[k] for k in ('n_a', 'n_b', 'p_method', 'seeds') if k in stats})
+                test=str(stats.get('test', '')), extra={k: stats[k] for k in ('n_a', 'n_b', 'p_method', 'seeds', 'n_items') if k in stats})
     V = lambda kind, reasons, **crit: Verdict(kind, reasons=reasons, criteria=crit, **base)
     if math.isnan(e): return V('not run', ['no estimate: the runs hold no scored items for this claim'])
     if form == 'direction':                                            # the paper's sign only: no size to compare with
@@ -485,6 +485,20 @@ def gap_difference(a, b, c, d, scale: float = 1.0, seeds: int = 1, rng: int = 0)
     if len(g1) < 2 or len(g2) < 2: return None
     return {**two_sample_permutation(g1.to_numpy(float) * scale, g2.to_numpy(float) * scale, rng=rng), 'seeds': seeds}
 
+def seed_effect(values, alpha: float = 0.05, power: float = 0.8, n_items: int = 0) -> dict | None:
+    """Seeds as the units: the mean of per-seed `values` (each seed's effect over its items) with its t interval over
+    seeds (`metrics.seed_interval`), the two-sided t test against 0 and its MDE; None with fewer than 2 seeds. Training
+    from scratch varies most between seeds: an item-level test that averages the seeds first ignores that variance."""
+    x = np.asarray(values, float)
+    if x.size < 2: return None
+    si = seed_interval(x, alpha)
+    se = si['sd'] / math.sqrt(x.size)
+    p = (float(2 * stats.t.sf(abs(si['value']) / se, x.size - 1)) if se > ZERO_TOL * max(1.0, abs(si['value']))
+         else (1.0 if abs(si['value']) <= ZERO_TOL else 0.0))
+    mde = float((stats.t.ppf(1 - alpha / 2, x.size - 1) + stats.t.ppf(power, x.size - 1)) * se)
+    return dict(test=f"t test over {x.size} seeds (each seed's mean over its items)", n=int(x.size), effect=si['value'],
+                ci_low=si['ci_low'], ci_high=si['ci_high'], p=p, mde=mde, seeds=int(x.size), n_items=int(n_items))
+
 # %% ../nbs/08_claims.ipynb #c5eeaf34
 def arm_label(claim: Claim, arm: str) -> str:
     "An arm in words: its parameter values that differ from another arm's ('combination', 'e2e, N = 3')."
@@ -521,14 +535,27 @@ def check_precondition(claim: Claim, pre: dict, series, seeds: int = 1, alpha: f
 def evaluate_claim(claim: Claim, series, seeds: int = 1, alpha: float = 0.05) -> Verdict:
     """The `Verdict` on `claim` from the per-item outcomes `series(arm, column, where)` supplies (a Series of item ->
     value over the seeds of one budget, on the items that pass the filter `where`, or None; `series` None: no run
-    covers the claim), with its preconditions: `paired_effect`, `level_effect` or `gap_difference`, then `judge`."""
+    covers the claim), with its preconditions: `paired_effect`, `level_effect` or `gap_difference`
+    (or, when the claim's `comparison.seeds` is `units` and the budget has several seeds, `seed_effect` over
+    `series(arm, column, where, seed=i)` of each seed i), then `judge`."""
     if claim.untestable: return Verdict('not testable', paper_effect=claim.paper_effect, reasons=[f"our runs cannot test it: {claim.untestable}"])
     if series is None: return judge(None, claim.paper_effect, claim.form, alpha, claim.level, claim.margin)
     m = claim.measure
     xs = {a: series(a, m['column'], claim.item_filter(a)) for a in CLAIM_EFFECTS[claim.effect]}
     missing = [a for a, x in xs.items() if x is None or len(x) == 0]
     if missing: return Verdict('not run', paper_effect=claim.paper_effect, reasons=[f"no scored items of arm {arm_label(claim, missing[0])} at this budget"])
-    if claim.effect == 'a - b' and claim.comparison.get('items') == 'independent':      # two item sets of the same runs (a partition)
+    if claim.comparison.get('seeds') == 'units' and seeds > 1 and claim.effect in ('a - b', 'a') and claim.comparison.get('items') != 'independent':
+        per, n_items = [], 0
+        for i in range(seeds):                                        # each seed's effect over the items its arms share
+            ys = {a: series(a, m['column'], claim.item_filter(a), seed=i) for a in xs}
+            if any(y is None or len(y) == 0 for y in ys.values()): continue
+            common = ys['a'].index.intersection(ys['b'].index) if 'b' in ys else ys['a'].index
+            n_items = max(n_items, len(common))
+            d = ys['a'].loc[common].mean() - (ys['b'].loc[common].mean() if 'b' in ys else 0.0)
+            per.append(float(d) * m['scale'])
+        t = seed_effect(per, alpha, n_items=n_items)
+        if t is not None and claim.effect == 'a': t = dict(t, test=t['test'].replace('t test', 't interval'), p=math.nan)   # a level: the interval decides
+    elif claim.effect == 'a - b' and claim.comparison.get('items') == 'independent':      # two item sets of the same runs (a partition)
         t = ({**two_sample_permutation(xs['a'].to_numpy(float) * m['scale'], xs['b'].to_numpy(float) * m['scale']), 'seeds': seeds}
              if len(xs['a']) >= 2 and len(xs['b']) >= 2 else None)
     elif claim.effect == 'a - b': t = paired_effect(xs['a'], xs['b'], m['scale'], seeds)
@@ -579,9 +606,9 @@ def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=No
             seeds = sorted(set.intersection(*[set(r) for r in arms.values()]))
             if not seeds: continue
             seen = {}
-            def series(arm, col, where, arms=arms, seeds=seeds, seen=seen, claim=claim):
-                x = item_series([items_of(arms[arm][s]) for s in seeds], col, where)
-                if x is not None and col == claim.measure['column'] and where == claim.item_filter(arm):
+            def series(arm, col, where, seed=None, arms=arms, seeds=seeds, seen=seen, claim=claim):
+                x = item_series([items_of(arms[arm][s]) for s in (seeds if seed is None else [seeds[seed]])], col, where)
+                if x is not None and seed is None and col == claim.measure['column'] and where == claim.item_filter(arm):
                     seen[arm] = [*(arms[arm][s] for s in seeds), '|', *(f'{i}={v:.12g}' for i, v in x.items())]   # the items and their values
                 return x
             v = evaluate_claim(claim, series, len(seeds), claims.alpha)
@@ -622,6 +649,7 @@ def ours_text(claim: Claim, v: Verdict) -> str:
 def n_text(v: Verdict) -> str:
     "n in a verdict row: the items (two independent samples as 'n_a + n_b'); '' when nothing ran."
     if 'n_a' in v.extra: return f"{v.extra['n_a']} + {v.extra['n_b']}"
+    if v.extra.get('n_items'): return f"{v.n} seeds x {v.extra['n_items']} items"
     return str(v.n) if v.n else ''
 
 def verdict_frames(rows: list[dict]):

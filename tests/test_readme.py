@@ -27,3 +27,8 @@ def test_readme_links_exist(root):
         if '://' in link: continue
         if link.startswith('figures/') and link.endswith('verdicts.md'): continue     # written by the summaries
         assert (root/link).exists(), f"README.md links to {link}, which does not exist"
+
+def test_grid_comments_are_short(root):
+    "A grid holds parameters and a line or two of why; the reasoning behind a budget lives in docs/budgets.md."
+    words = {f.name: sum(len(l.split('#', 1)[1].split()) for l in f.read_text().splitlines() if '#' in l) for f in sorted((root/'grids').glob('*.yaml'))}
+    assert sum(words.values()) < 600, words

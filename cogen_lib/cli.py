@@ -8,15 +8,13 @@ import importlib, pkgutil, sys
 from pathlib import Path
 from typing import Optional
 import typer
-from typer.core import TyperCommand, TyperGroup
-from typer._coercion import RuntimeParam, build_runtime_param
-from typer._param_types import coerce_cli_path
 from .core import CogenError, cli_fail, cli_command, check_out_path
+from typer.core import TyperGroup
+from .cliutil import plain_param, PlainCommand, PlainGroup   # the CLI helpers paper CLIs share: they never import this module
 
 # %% auto #0
-__all__ = ['app', 'data_app', 'results_app', 'paper_packages', 'paper_help', 'paper_command', 'plain_param', 'PlainCommand',
-           'PlainGroup', 'PaperGroup', 'data_list', 'data_fetch', 'run', 'site', 'export', 'interrupted', 'main',
-           'results_import', 'verify']
+__all__ = ['app', 'data_app', 'results_app', 'paper_packages', 'paper_help', 'paper_command', 'PaperGroup', 'data_list',
+           'data_fetch', 'run', 'site', 'export', 'interrupted', 'main', 'results_import', 'verify']
 
 # %% ../nbs/05_cli.ipynb #ffcb5d5b
 def paper_packages() -> list[str]:
@@ -47,42 +45,6 @@ def paper_command(paper: str):
         raise CogenError(f"cogen_lib/{paper}/cli.py must define `app = typer.Typer(...)` for `cogen {paper}`; it has none")
     holder = typer.Typer(); holder.add_typer(mod.app, name=paper)      # a group even when the paper has one command
     return typer.main.get_command(holder).commands[paper]
-
-# %% ../nbs/05_cli.ipynb #16f78c5a
-class _PlainParam(RuntimeParam):
-    """typer's conversion of a `str`, `Path` or `bool` parameter, without building a pydantic adapter first: a string
-    for `str` is itself, for `Path` it is `Path(value)` through typer's path checks; any other value (a flag's string
-    from an environment variable, say) goes to typer's own conversion."""
-    def _coerce_value(self, value, param, ctx):
-        if isinstance(value, str) and self.annotation is str: return value
-        if isinstance(value, str) and self.annotation is Path:
-            return coerce_cli_path(Path(value), self.parameter_info, path_type=Path, param=param, ctx=ctx)   # typer's own path checks
-        return build_runtime_param(param.type_descriptor)._coerce_value(value, param=param, ctx=ctx)
-
-# %% ../nbs/05_cli.ipynb #b9f31eba
-def plain_param(p):
-    "Give the typer parameter `p` a `_PlainParam` when it is a plain `str`, `Path` or `bool`; returns `p`."
-    d = getattr(p, 'type_descriptor', None)
-    if (d is None or getattr(p, '_runtime_param', 0) is not None or d.file_annotation is not None
-            or d.parameter_info.parser is not None): return p
-    if d.annotation in (str, bool) or (d.annotation is Path and d.parameter_info.path_type is None):
-        p._runtime_param = _PlainParam(d.parameter_info, d.annotation)
-    return p
-
-# %% ../nbs/05_cli.ipynb #a31da5ce
-class PlainCommand(TyperCommand):
-    "A typer command (`@app.command(cls=PlainCommand)`) whose plain parameters, `--help` too, convert without pydantic."
-    def parse_args(self, ctx, args):
-        for p in self.get_params(ctx): plain_param(p)
-        return super().parse_args(ctx, args)
-
-# %% ../nbs/05_cli.ipynb #34e81249
-class PlainGroup(TyperGroup):
-    """A typer group (`typer.Typer(cls=PlainGroup)`) whose own plain parameters (`--help`, and typer's completion
-    options on a top group) convert without pydantic."""
-    def parse_args(self, ctx, args):
-        for p in self.get_params(ctx): plain_param(p)
-        return super().parse_args(ctx, args)
 
 # %% ../nbs/05_cli.ipynb #492b5657
 class PaperGroup(PlainGroup):
@@ -148,7 +110,7 @@ def data_fetch(sources: Optional[list[str]] = typer.Argument(None, help='Sources
 def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.g. quickstart), or 'all'."),
         profile: str = typer.Option('smoke', help='smoke (CI), cpu (this machine), long (hours here), paper (full settings, GPU); the rows of cpu, long and paper are committed.'),
         force: bool = typer.Option(False, help='Execute runs even when fresh, or when their rows are committed (model calls still come from the cache).'),
-        model: Optional[list[str]] = typer.Option(None, '--model', help="Run your model instead of the grid's (repeat for several): registered weights, a local folder, a hub id org/name, openai:<model>. ReCOGS trains from scratch: transformer or lstm."),
+        model: Optional[list[str]] = typer.Option(None, '--model', help="Run your model instead of the grid's (repeat for several): registered weights, a local folder, a hub id org/name, openai:<model>; for a grid whose runs train from scratch (model_kind: architecture), one of its architectures."),
         set_: Optional[list[str]] = typer.Option(None, '--set', help="key=value: set a parameter of the run notebook in every run (repeatable); checked against its parameters cell."),
         out: Optional[Path] = typer.Option(None, help='Where runs/, results/ and figures/ go (default: the project).'),
         executor: str = typer.Option('local', help="local: runs on this machine; dask: each run is a task on a Dask cluster."),
@@ -200,7 +162,7 @@ def site(out: Optional[Path] = typer.Option(None, help='The output folder of `co
 # %% ../nbs/05_cli.ipynb #69a3fbeb
 @app.command('export')
 @cli_command
-def export(paper: str = typer.Argument(..., help='A paper that exports its benchmark (cocoa, recogs).'),
+def export(paper: str = typer.Argument(..., help='A paper whose package has an export module (cogen_lib/<paper>/export.py).'),
            fmt: str = typer.Option('jsonl', '--format', help="jsonl (JSON lines), hf (OUT becomes a datasets folder: datasets.load_from_disk(OUT); needs pip install 'cogen_lib[hf]') or lm-eval (task YAMLs + data for lm_eval --include_path)."),
            out: Path = typer.Option(..., help='The folder to write (created; files of the same names are replaced).'),
            seed: int = typer.Option(0, min=0, help='The seed the benchmark is built with (same seed, same bytes).'),

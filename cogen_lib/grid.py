@@ -11,9 +11,9 @@ import yaml
 from .core import CogenError, project_root, read_text, stable_hash, sha256_file
 
 # %% auto #0
-__all__ = ['PROFILES', 'DEFAULT_NAME_KEYS', 'GRID_KEYS', 'FIGURE_PROFILES', 'Run', 'Grid', 'list_papers', 'Parameter',
-           'notebook_parameters', 'set_parameters', 'key_path', 'YamlDoc', 'read_yaml', 'did_you_mean', 'check_grid',
-           'load_grid', 'notebook_hash', 'library_hash', 'RunFiles', 'git_commit', 'source_commit']
+__all__ = ['PROFILES', 'DEFAULT_NAME_KEYS', 'GRID_KEYS', 'MODEL_KINDS', 'FIGURE_PROFILES', 'Run', 'Grid', 'list_papers',
+           'Parameter', 'notebook_parameters', 'set_parameters', 'key_path', 'YamlDoc', 'read_yaml', 'did_you_mean',
+           'check_grid', 'load_grid', 'notebook_hash', 'library_hash', 'RunFiles', 'git_commit', 'source_commit']
 
 # %% ../nbs/04_grid.ipynb #70742bcb
 PROFILES = ('smoke', 'cpu', 'long', 'paper')
@@ -45,6 +45,8 @@ class Grid:
     profiles: dict
     path: Path
     name_keys: list = field(default_factory=lambda: list(DEFAULT_NAME_KEYS))
+    model_kind: str = 'pretrained'       # what `model` names: pretrained weights, or an architecture trained from scratch
+    verify_caches: list = field(default_factory=list)   # cache folders a verification shares (deterministic preprocessing)
     def runs(self, profile: str) -> list[Run]:
         "Every combination of `profile`, in the order written (entries, then the cartesian product of their lists)."
         if profile not in self.profiles:
@@ -213,7 +215,8 @@ def read_yaml(path: Path | str, what: str = 'file') -> YamlDoc:
     return YamlDoc(p, data, lines, what)
 
 # %% ../nbs/04_grid.ipynb #0f8bdc16
-GRID_KEYS = ('paper', 'title', 'authors', 'about', 'data', 'notebook', 'name_keys', 'summary', 'profiles')
+GRID_KEYS = ('paper', 'title', 'authors', 'about', 'data', 'notebook', 'name_keys', 'summary', 'model_kind', 'verify_caches', 'profiles')
+MODEL_KINDS = ('pretrained', 'architecture')
 "The keys a grid file may have (`notebook` and `profiles` it must): `check_grid` refuses any other."
 
 def did_you_mean(word, options) -> str:
@@ -253,6 +256,11 @@ def check_grid(doc: YamlDoc, root: Path | str) -> dict:
             eg = {'data': 'one source name of data/sources.tsv or a list of them, e.g. [cogs]', 'name_keys': 'a list of parameter names, e.g. [model, seed]',
                   'summary': 'one notebook path or a list of them, e.g. [nbs/<paper>/summary.ipynb]'}[k]
             raise doc.error((k,), f"must be {eg}, got {v!r}")
+    if d.get('model_kind', 'pretrained') not in MODEL_KINDS:
+        raise doc.error(('model_kind',), f"{d['model_kind']!r}{did_you_mean(str(d['model_kind']), MODEL_KINDS)}: `model` names pretrained weights (pretrained, the default) or an architecture trained from scratch (architecture)")
+    vc = d.get('verify_caches')
+    if vc is not None and not (isinstance(vc, list) and all(isinstance(x, str) and x and '/' not in x for x in vc)):
+        raise doc.error(('verify_caches',), f"must be a list of folder names of the cogen cache, e.g. [<the paper>], got {vc!r}")
     summ = d.get('summary') or []
     for i, s in enumerate([summ] if isinstance(summ, str) else summ):
         _existing_notebook(doc, ('summary',) + ((i,) if isinstance(summ, list) else ()), s, root, 'a summary notebook')
@@ -295,7 +303,7 @@ def load_grid(paper: str, root: Path | str | None = None) -> Grid:
     d = check_grid(read_yaml(path, 'grid'), root)
     summ = d.get('summary') or []
     return Grid(d.get('paper', paper), d['notebook'], [summ] if isinstance(summ, str) else list(summ), d['profiles'] or {}, path,
-                list(DEFAULT_NAME_KEYS) if d.get('name_keys') is None else d['name_keys'])
+                list(DEFAULT_NAME_KEYS) if d.get('name_keys') is None else d['name_keys'], d.get('model_kind', 'pretrained'), list(d.get('verify_caches') or []))
 
 # %% ../nbs/04_grid.ipynb #bd13bce4
 def notebook_hash(path: Path | str) -> str:

@@ -189,18 +189,15 @@ def check_model_name(name: str):
 
 # %% ../nbs/04_runner.ipynb #7c3e0005
 def model_choices(grid: Grid, root: Path) -> list[str] | None:
-    """None when `grid`'s runs evaluate or fine-tune pretrained models (some `model` value of its profiles, or the default
-    of its notebooks, is a name `models.model_spec` resolves); else the architectures its runs train from scratch (those
-    values, sorted), which `--model` selects among."""
-    from cogen_lib.models import model_spec
+    """None when `grid`'s runs evaluate or fine-tune pretrained models (its `model_kind`, the default); else (`model_kind:
+    architecture`) the architectures its runs train from scratch (the `model` values of its profiles and the default of
+    its notebooks, sorted), which `--model` selects among."""
+    if grid.model_kind != 'architecture': return None
     vals = {str(r.params['model']) for p in grid.profiles for r in grid.runs(p) if 'model' in r.params}
     for nb in {r.notebook for p in grid.profiles for r in grid.runs(p)}:
         prm = notebook_parameters(root/nb).get('model')
         if prm is not None: vals.add(str(ast.literal_eval(prm.default)))
-    def is_model(v):
-        try: model_spec(v); return True
-        except CogenError: return False
-    return None if any(is_model(v) for v in sorted(vals)) else sorted(vals)
+    return sorted(vals)
 
 # %% ../nbs/04_runner.ipynb #7c3e0008
 class NotApplicable(CogenError):
@@ -398,21 +395,21 @@ def import_results(paper: str, src: Path | str, profile: str = 'paper', root: Pa
     return written
 
 # %% ../nbs/04_runner.ipynb #9e7f0002
-VERIFY_SHARED_CACHES = ('data', 'models', 'gguf', 'cggc')
-"""Folders of the cogen cache that a verification shares with this machine's: its inputs (data, converted weights) and
-CGGC's hours of deterministic preprocessing (triple embeddings, graph builds). The rest, the model-call cache and the
-trained checkpoints, starts empty, so that the runs really compute again."""
+VERIFY_SHARED_CACHES = ('data', 'models', 'gguf')
+"""Folders of the cogen cache that a verification shares with this machine's: its inputs (data, converted weights),
+and those its grid's `verify_caches` names (a paper's hours of deterministic preprocessing, such as graph builds). The
+rest, the model-call cache and the trained checkpoints, starts empty, so that the runs really compute again."""
 
-def _fresh_cache(folder: Path) -> Path:
-    "A cogen cache at `folder` (for `COGEN_CACHE`) that links `VERIFY_SHARED_CACHES` to this machine's cache and holds nothing else."
+def _fresh_cache(folder: Path, shared=()) -> Path:
+    "A cogen cache at `folder` (for `COGEN_CACHE`) that links `VERIFY_SHARED_CACHES` and `shared` to this machine's cache and holds nothing else."
     folder.mkdir(parents=True, exist_ok=True)
-    for name in VERIFY_SHARED_CACHES:
+    for name in (*VERIFY_SHARED_CACHES, *shared):
         if not (folder/name).exists(): (folder/name).symlink_to(cache_dir(name), target_is_directory=True)
     return folder
 
-def _cache_leftovers(folder: Path) -> list[str]:
-    "What a verification cache `folder` holds besides the links of `VERIFY_SHARED_CACHES`: an earlier verification's work."
-    return sorted(p.name for p in folder.iterdir() if p.name not in VERIFY_SHARED_CACHES) if folder.is_dir() else []
+def _cache_leftovers(folder: Path, shared=()) -> list[str]:
+    "What a verification cache `folder` holds besides the links of `VERIFY_SHARED_CACHES` and `shared`: an earlier verification's work."
+    return sorted(p.name for p in folder.iterdir() if p.name not in (*VERIFY_SHARED_CACHES, *shared)) if folder.is_dir() else []
 
 # %% ../nbs/04_runner.ipynb #9e7f0004
 MAX_LISTED_DIFFERENCES = 1000
@@ -439,13 +436,13 @@ def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, roo
     chosen = [cands[i] for i in sorted(make_rng(seed).choice(len(cands), size=min(runs, len(cands)), replace=False))]
     rows = {s: check_provenance(cdir/f'{s}.csv') for s in chosen}        # a bad committed file stops us before any work
     vout = Path(out).resolve() if out else Path(tempfile.mkdtemp(prefix=f'cogen-verify-{grid.paper}-'))
-    left = _cache_leftovers(vout/'cache')                                # an interrupted verification into the same `out`
+    left = _cache_leftovers(vout/'cache', grid.verify_caches)                                # an interrupted verification into the same `out`
     log(f"verify {paper}/{profile}: re-executing {len(chosen)} of the {len(cands)} committed run(s) in {rel(cdir)}/, drawn with seed {seed}, "
         f"into {vout}, with an empty model-call cache and no trained checkpoints"
         + (f"; resuming: {vout/'cache'} already holds {', '.join(left)}, which only an earlier verification into {vout} computed" if left else ''))
     log(f"verify {paper}/{profile}: {VERIFY_RULE}")
     if stale: log(f"verify {paper}/{profile}: {len(stale)} committed file(s) are no run of the {profile!r} profile now, so cannot be re-executed: {', '.join(stale)}")
-    lib_h, cache, checked, diffs = library_hash(grid.paper), _fresh_cache(vout/'cache'), [], []
+    lib_h, cache, checked, diffs = library_hash(grid.paper), _fresh_cache(vout/'cache', grid.verify_caches), [], []
     for slug in chosen:
         run, old, f = by_slug[slug], rows[slug], RunFiles(vout, grid.paper, slug)
         citems, t0, err, both = cdir/f.items.name, time.time(), None, False

@@ -1,7 +1,7 @@
 """Paper notebooks import no notebook-execution machinery: every `cogen_lib` module that a notebook named by a grid
 (paper notebooks and summaries) imports leaves papermill, nbclient and jupyter_client unloaded, and `cogen_lib.results`
 (their `Recorder`, `save_figure`, `summary_rows`) loads none of them, nor pandas (its time: bench/imports.py)."""
-import ast, json, subprocess, sys
+import ast, json, re, subprocess, sys
 from pathlib import Path
 from cogen_lib.site import grid_notebooks     # each grid's notebook, those of its profile entries, its summaries
 
@@ -59,3 +59,25 @@ def test_results_imports_light():
     # what it loads; how long that takes is measured by bench/imports.py (a timed assertion fails on a loaded machine)
     got = loaded_after(['cogen_lib.results'])
     assert got['loaded'] == [], got['loaded']        # no papermill, nbclient, jupyter_client, nor pandas
+
+def test_core_names_no_paper(root):
+    """The plug-in rule: a core module names no paper (a grid declares what the core needs: `model_kind`,
+    `verify_caches`), except in docstrings and in strings that give an example ('e.g. recogs'); no paper's CLI imports
+    `cogen_lib.cli` (it imports the shared helpers of `cogen_lib.cliutil`)."""
+    import ast
+    pkg = root/'cogen_lib'
+    papers = sorted(p.name for p in pkg.iterdir() if p.is_dir() and (p/'__init__.py').exists())
+    bad = []
+    for f in sorted(pkg.glob('*.py')):
+        if f.name == '_modidx.py': continue
+        tree = ast.parse(f.read_text())
+        docs = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+                and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for n in ast.walk(tree):
+            text = n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs else n.id if isinstance(n, ast.Name) else None
+            if text is None or 'e.g.' in text: continue
+            bad += [(f.name, n.lineno, p) for p in papers if re.search(rf'\b{p}\b', text, re.I)]
+    assert not bad, bad
+    for p in papers:
+        cli = pkg/p/'cli.py'
+        if cli.exists(): assert not re.search(r'from \.\.cli import|cogen_lib\.cli\b', cli.read_text()), f"{cli} imports cogen_lib.cli"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Optional
 import typer
 from ..core import CogenError, cli_command, check_out_path, read_text, atomic_write_text
-from ..cli import PlainGroup, PlainCommand
+from ..cliutil import PlainGroup, PlainCommand
 
 # %% auto #0
 __all__ = ['app', 'read_tsv', 'score_files', 'score_cmd', 'convert_cmd']

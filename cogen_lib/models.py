@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_models.ipynb #39b8badd
 from __future__ import annotations
-import abc, importlib, importlib.metadata, importlib.util, inspect, json, os, shutil, sqlite3, threading, time
+import abc, importlib, importlib.metadata, importlib.util, inspect, json, os, shutil, sqlite3, sys, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -515,6 +515,7 @@ def converted_dir(spec: ModelSpec) -> Path:
     with open(root/f'.{spec.slug}.lock', 'w') as lock:   # one conversion at a time across processes (test workers, parallel runs):
         fcntl.flock(lock, fcntl.LOCK_EX)                 # the GGUF is assembled to one fixed path and deleted afterwards
         if fresh(): return target                        # another process converted it while this one waited
+        print(f"cogen: converting {spec.name} from GGUF to safetensors once (about a minute on 2 cores), into {target}", file=sys.stderr, flush=True)
         from transformers import AutoModelForCausalLM, AutoTokenizer
         import transformers
         f = Path(spec.gguf())

@@ -4,7 +4,8 @@
 
 # %% ../nbs/04_runner.ipynb #d6305644
 from __future__ import annotations
-import ast, json, os, shutil, tempfile, time
+import ast, json, os, re, shutil, tempfile, threading, time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 import pandas as pd
@@ -17,8 +18,9 @@ from .kernel import run_notebook
 
 # %% auto #0
 __all__ = ['MAX_ERROR_CHARS', 'EXECUTORS', 'VERIFY_SHARED_CACHES', 'MAX_LISTED_DIFFERENCES', 'MODELS_NOTEBOOK', 'GridReport',
-           'is_fresh', 'execute_run', 'check_model_name', 'model_choices', 'NotApplicable', 'plan_runs', 'run_grid',
-           'reuse_committed', 'import_results', 'verify_committed', 'run_summary', 'run_models_table']
+           'is_fresh', 'execute_run', 'check_model_name', 'model_choices', 'NotApplicable', 'plan_runs',
+           'last_progress', 'heartbeat', 'run_grid', 'reuse_committed', 'import_results', 'verify_committed',
+           'run_summary', 'run_models_table']
 
 # %% ../nbs/04_runner.ipynb #1aeb38bf
 @dataclass
@@ -237,6 +239,33 @@ def plan_runs(grid: Grid, profile: str, root: Path, models: list[str] = (), sets
     runs = [Run(r.paper, r.profile, r.notebook, {**r.params, **values[r.notebook]}) for r in runs]
     return list({r.slug: r for r in runs}.values())
 
+# %% ../nbs/04_runner.ipynb #52f7de6e
+def last_progress(log_path: Path, tail: int = 2000) -> str:
+    "The last line a run's kernel log shows (a progress bar's latest state: the text after its last carriage return), or ''."
+    try:
+        with open(log_path, 'rb') as f:
+            f.seek(0, 2); f.seek(max(0, f.tell() - tail)); text = f.read().decode('utf-8', 'replace')
+    except OSError: return ''
+    parts = [p.strip() for p in re.split(r'[\r\n]', text) if p.strip() and not p.lstrip().startswith('[IPKernelApp]')]
+    return parts[-1][:160] if parts else ''
+
+@contextmanager
+def heartbeat(folder: Path, log, every: float | None = None):
+    """While the block runs, every `every` seconds (`COGEN_HEARTBEAT`, default 60; 0: never) `log` the latest progress
+    line of each kernel log under `folder` written since the block began: a long run shows where it is on the terminal."""
+    every = float(os.environ.get('COGEN_HEARTBEAT', 60)) if every is None else every
+    if every <= 0: yield; return
+    start, stop = time.time(), threading.Event()
+    def beat():
+        while not stop.wait(every):
+            for f in sorted(Path(folder).glob('*.kernel.log')):
+                try: fresh = f.stat().st_mtime >= start
+                except OSError: continue
+                if fresh and (line := last_progress(f)): log(f"  ... {f.name[:-len('.kernel.log')][:60]}: {line}")
+    t = threading.Thread(target=beat, daemon=True); t.start()
+    try: yield
+    finally: stop.set(); t.join(timeout=5)
+
 # %% ../nbs/04_runner.ipynb #d37d9f09
 def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None, out: Path | str | None = None,
              force: bool = False, summary: bool = True, log=print, executor: str = 'local', workers: int = 1,
@@ -292,15 +321,18 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
             f"{profile}` executes them): {', '.join(rep.absent)}")
     store = committed_dir(grid.paper, profile, out) if prov else None
     jobs = [(r, root, out, lib_h, prov, store if r.slug in ours else None) for r in todo]
-    for o in tqdm(_outcomes(jobs, executor, workers, scheduler), total=len(todo), desc=f'{paper}/{profile}', unit='run', disable=not todo):
-        if o['error']:
-            what = 'INCOMPLETE' if o.get('incomplete') else 'FAILED'
-            log(f"{what} {paper}/{o['slug']}: {o['error']}\n  see {RunFiles(out, grid.paper, o['slug']).notebook}")
-            rep.failed.append(o['slug'])
-            if o.get('incomplete'): rep.incomplete.append(o['slug'])
-            if o.get('cannot_write'):     # a full or read-only disk: the next runs would fail the same way
-                raise CogenError(f"{paper}/{profile}: stopped at run {o['slug']}: {o['error'].removeprefix('CannotWrite: ')}")
-        else: rep.ran.append(o['slug']); rep.model_calls += o['model_calls']
+    if todo: log(f"{paper}/{profile}: executing {len(todo)} run(s); each run's own progress goes to its kernel log, "
+                 f"{rel(RunFiles(out, grid.paper).runs_dir)}/<run>.kernel.log (its latest line every minute here)")
+    with heartbeat(RunFiles(out, grid.paper).runs_dir, lambda s: tqdm.write(s)):
+        for o in tqdm(_outcomes(jobs, executor, workers, scheduler), total=len(todo), desc=f'{paper}/{profile}', unit='run', disable=not todo):
+            if o['error']:
+                what = 'INCOMPLETE' if o.get('incomplete') else 'FAILED'
+                log(f"{what} {paper}/{o['slug']}: {o['error']}\n  see {RunFiles(out, grid.paper, o['slug']).notebook}")
+                rep.failed.append(o['slug'])
+                if o.get('incomplete'): rep.incomplete.append(o['slug'])
+                if o.get('cannot_write'):     # a full or read-only disk: the next runs would fail the same way
+                    raise CogenError(f"{paper}/{profile}: stopped at run {o['slug']}: {o['error'].removeprefix('CannotWrite: ')}")
+            else: rep.ran.append(o['slug']); rep.model_calls += o['model_calls']
     rep.ran.sort(key=order.get); rep.failed.sort(key=order.get); rep.incomplete.sort(key=order.get)
     stored = [s for s in rep.ran if s in ours] if prov else []
     if stored:

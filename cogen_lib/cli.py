@@ -125,6 +125,9 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
     papers = list_papers(root) if paper == 'all' else [paper]
     grids = {p: load_grid(p, root) for p in papers}     # the paper's name and its whole grid: milliseconds, before the runner's imports (seconds)
     if paper != 'all': grids[paper].runs(profile)       # and a profile the grid does not have
+    from cogen_lib.claims import load_claims
+    for p in papers:                                    # a paper's claim file, checked against its grid before any run
+        if (root/'claims'/f'{p}.yaml').exists(): load_claims(p, root)
     from cogen_lib.runner import run_grid, plan_runs, run_models_table, NotApplicable
     if models or sets:                                  # every change checked for every paper before anything runs
         skipped = {}

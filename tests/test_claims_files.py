@@ -103,3 +103,19 @@ def test_claim_file_of_another_paper(tmp_path):
     f = tmp_path/'spor.yaml'; f.write_text(SPOR.replace('paper: spor\n', 'paper: recogs\n', 1))
     with pytest.raises(CogenError, match=r"line \d+: paper: says 'recogs' but the file is the claims of 'spor'"):
         load_claims('spor', ROOT, path=f)
+
+
+def test_cogen_run_checks_the_claim_file_before_any_run(tmp_path):
+    "`cogen run <paper>` reads the paper's claim file right after its grid: a typo stops it with one line, before any run or summary."
+    import shutil, subprocess, sys
+    proj = tmp_path/'proj'
+    for d in ('grids', 'claims', 'data'): shutil.copytree(ROOT/d, proj/d)
+    shutil.copytree(ROOT/'nbs'/'spor', proj/'nbs'/'spor')
+    for f in ('settings.ini',): shutil.copy(ROOT/f, proj/f)
+    (proj/'claims'/'spor.yaml').write_text(SPOR.replace('uncertainty:', 'uncertanty:', 1))
+    r = subprocess.run([str(Path(sys.executable).parent/'cogen'), 'run', 'spor', '--profile', 'cpu', '--committed'], cwd=proj,
+                       capture_output=True, text=True, timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode == 1 and 'Traceback' not in out, out
+    assert 'spor.yaml line' in out and "unknown field (did you mean 'uncertainty'?)" in out, out
+    assert not (proj/'runs').exists() and not (proj/'figures').exists()      # nothing ran

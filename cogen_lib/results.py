@@ -15,9 +15,9 @@ __all__ = ['RESULT_COLUMNS', 'ROW_SCHEMA', 'VERDICT_COLUMNS', 'HEADLINE_COLUMNS'
            'THREADS_COLUMN', 'VERIFY_IGNORED_COLUMNS', 'VOLATILE_SUFFIXES', 'VOLATILE_NAMES', 'VERIFY_RTOL',
            'VERIFY_RULE', 'Recorder', 'notebook_params', 'run_context', 'SavedFigure', 'save_figure', 'SavedTable',
            'save_table', 'save_verdicts', 'check_headline', 'save_headline', 'read_headlines', 'model_revision',
-           'models_table', 'read_result_files', 'collect_results', 'summary_rows', 'provenance_columns',
-           'committed_dir', 'check_provenance', 'committed_rows', 'SummaryRuns', 'summary_runs', 'volatile',
-           'compare_rows', 'compare_items', 'describe_difference']
+           'models_table', 'models_sections', 'models_markdown', 'read_result_files', 'collect_results', 'summary_rows',
+           'provenance_columns', 'committed_dir', 'check_provenance', 'committed_rows', 'SummaryRuns', 'summary_runs',
+           'volatile', 'compare_rows', 'compare_items', 'describe_difference']
 
 # %% ../nbs/04a_results.ipynb #07e9bbee
 RESULT_COLUMNS = ['paper', 'model', 'split', 'seed', 'metric', 'value', 'n', 'ci_low', 'ci_high', 'lib_version']
@@ -298,6 +298,39 @@ def models_table(headlines):
     for c in table.columns[3:]: table[c] = [v if isinstance(v, str) else ('—' if o or not c.endswith(': best baseline') else '') for v, o in zip(table[c], ours)]
     budgets = sorted(budgets, key=lambda d: (d['paper'], d['measure'], d['source'] != 'ours', d['source'], d['model'], d['revision']))
     return table.reset_index(drop=True), pd.DataFrame(budgets, columns=['paper', 'measure', 'source', 'model', 'revision', 'profile', 'budget', 'n', 'interval'])
+
+# %% ../nbs/04a_results.ipynb #74844f40
+def models_sections(headlines) -> list:
+    """`[(paper, measure, table)]`: per paper and headline measure, one row per model of ours (the largest profile, then
+    the most items, as `models_table`) and per model of the paper, with `value [95% CI]`, `n`, `profile` and, for ours,
+    the best baseline on the same items."""
+    import pandas as pd
+    h = headlines.copy()
+    rank = {p: i for i, p in enumerate(PROFILES)}
+    h['ours_'], h['rank_'] = h.source == 'ours', [-rank.get(p, -1) for p in h.profile]
+    h['n_'] = [-(n or 0) for n in h.n]
+    h = h.sort_values(['ours_', 'rank_', 'n_', 'budget'], ascending=[False, True, True, True], kind='stable')
+    f1 = lambda x: f"{x:.1f}"
+    out = []
+    for (paper, measure), g in sorted(h.groupby(['paper', 'measure'], sort=False), key=lambda kv: kv[0]):
+        rows, seen = [], set()
+        for r in g.itertuples(index=False):
+            key = ('ours', r.model, r.revision) if r.ours_ else (r.source, r.model)
+            if key in seen: continue
+            seen.add(key)
+            rows.append({'source': 'ours' if r.ours_ else r.source, 'model': r.model, 'revision': (r.revision or '—') if r.ours_ else '',
+                         'value [95% CI]': f1(r.value) + (f" [{f1(r.ci_low)}, {f1(r.ci_high)}]" if pd.notna(r.ci_low) else ''),
+                         'n': f"{int(r.n):,}" if pd.notna(r.n) else '', 'profile': r.profile if r.ours_ else '',
+                         'best baseline (same items)': (f"{r.baseline}: {f1(r.baseline_value)}" if pd.notna(r.baseline_value) else (r.baseline or '')) if r.ours_ else ''})
+        t = pd.DataFrame(rows)
+        t = t.iloc[sorted(range(len(t)), key=lambda i: (t.source[i] != 'ours', t.source[i], t.model[i]))].reset_index(drop=True)
+        out.append((paper, measure, t))
+    return out
+
+def models_markdown(sections, caption: str = '') -> str:
+    "The models page: a heading and a small table per (paper, measure) of `models_sections`, then `caption`."
+    parts = [f"### {paper}: {measure}\n\n{t.to_markdown(index=False)}" for paper, measure, t in sections]
+    return '\n\n'.join(parts) + (f"\n\n{caption}\n" if caption else '\n')
 
 # %% ../nbs/04a_results.ipynb #cf215271
 def read_result_files(folder: Path | str, paper: str, slugs: list[str] | None = None):

@@ -27,7 +27,10 @@ __all__ = ['PROMPT_STYLES', 'STYLES', 'DEFAULT_TOKENS', 'EXEMPLAR', 'PARTIAL_KEY
            'decide_least_to_most', 'loglik_continuations', 'decide_loglik', 'build_prompt', 'evaluate_records',
            'evaluate_file', 'accuracy_by', 'accuracy_by_typical', 'analyses', 'favourite_letter', 'letter_baselines',
            'vs_best_baseline', 'baseline_verdict', 'group_contrast', 'record_results', 'item_outcomes',
-           'paired_contrast', 'above_median', 'claim_units', 'entropy_density', 'official_to_record', 'load_official']
+           'paired_contrast', 'above_median', 'claim_units', 'entropy_density', 'pct', 'ci_text', 'one_decimal',
+           'table3_own_rows', 'table3_baseline_rows', 'paper_table3_rows', 'table3_table', 'letter_shares',
+           'letter_bias_rows', 'cost_table', 'table3_effects', 'headline_row', 'paper_headline_rows',
+           'official_to_record', 'load_official']
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #87481758
 @dataclass(frozen=True)
@@ -901,6 +904,163 @@ PAPER_TABLE3 = pd.DataFrame([dict(model=m, style=st, regular=float(a), atypical=
                                   questions='200-question subset' if st == 'least-to-most' else 'test set (4,849)')
                              for m, st, a, b, c in (l.split('|') for l in _T3.splitlines())])
 "Accuracy (%) from Kohli et al. (2025), Table 3, on the released GroundCocoa test set."
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #6cfbbbc8
+def pct(x) -> float:
+    "A share as a percentage; NaN stays NaN."
+    return 100 * x if x == x else np.nan
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #ad93a81e
+def ci_text(a: dict) -> str:
+    "An interval of `accuracy_interval` as `low-high` in percent, one decimal."
+    return f"{100 * a['ci_low']:.1f}-{100 * a['ci_high']:.1f}"
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #701672a7
+def one_decimal(t: pd.DataFrame, cols, fmt: str = '.1f') -> pd.DataFrame:
+    "`t` with the numbers of columns `cols` as text in format `fmt` (one decimal by default), NaN as ''."
+    return t.assign(**{c: t[c].map(lambda v: '' if v != v else format(v, fmt)) for c in cols})
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #d7e616ea
+def table3_own_rows(d: pd.DataFrame, source: str, model: str, style: str, questions: int, rotations: int, budget: str) -> list[dict]:
+    """Table 3's rows of one run of ours from its item outcomes `d` (`item_outcomes`), one per scoring its items carry
+    (`SCORINGS`): accuracy (%) on regular and atypical queries, on the raw order with its Wilson interval clustered by
+    query and over the rotations where asked (`rotations` > 1), the run's favourite letter and what it earns, the best
+    baseline on the same items with its verdict (`vs_best_baseline`, `baseline_verdict`) and, for the letter, parse failures."""
+    raw, out = d[d.rotation == 0], []
+    for sc, (pred, oc) in SCORINGS.items():
+        if oc not in d or d[oc].isna().any(): continue
+        a = accuracy_interval(raw[oc], raw.query_id)
+        rot = accuracy_interval(d[oc], d.query_id) if rotations > 1 else None
+        vs, fav = vs_best_baseline(d, pred, oc), favourite_letter(raw[pred])
+        reg, aty = raw[raw.is_typical == 1], raw[raw.is_typical == 0]
+        out.append({'source': source, 'model': model, 'style': style, 'scoring': SCORING_LABELS[sc], 'questions': int(questions),
+                    'regular': pct(reg[oc].mean()) if len(reg) else np.nan, 'atypical': pct(aty[oc].mean()) if len(aty) else np.nan,
+                    'raw order': pct(a['value']), 'raw 95% CI': ci_text(a), 'rotations': int(rotations),
+                    'rotated': pct(rot['value']) if rot else np.nan, 'rotated 95% CI': ci_text(rot) if rot else '',
+                    'favourite letter (accuracy)': f"{fav} ({100 * raw.gold.eq(fav).mean():.1f})" if fav else 'none chosen',
+                    'best baseline (raw)': f"{vs['raw']['baseline']}: {100 * vs['raw']['baseline_accuracy']:.1f}",
+                    'vs best baseline (raw)': baseline_verdict(vs['raw']),
+                    'best baseline (rotated)': f"{vs['rotated']['baseline']}: {100 * vs['rotated']['baseline_accuracy']:.1f}" if 'rotated' in vs else '',
+                    'vs best baseline (rotated)': baseline_verdict(vs['rotated']) if 'rotated' in vs else '',
+                    'parse failures (%)': f"{100 * raw.parse_failed.mean():.1f}" if sc == 'letter' else '', 'budget': budget})
+    return out
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #86e68729
+def table3_baseline_rows(d: pd.DataFrame, source: str, questions: int, rotations: int, seen_by) -> list[dict]:
+    """Table 3's baseline rows on the item outcomes `d` of one item set (the items the runs `seen_by`, 'model style' names,
+    saw): chance and always the most frequent gold letter (input-blind) and the shortcut (no model), as `letter_baselines`
+    computes them, in the columns of `table3_own_rows`. An interval is 'exact' where the value is exact: chance, and a
+    constant letter over all 5 rotations (it earns exactly 1 in 5)."""
+    raw = d[d.rotation == 0]
+    is_raw, out = (d.rotation == 0).to_numpy(), []
+    for b in letter_baselines(d.assign(predicted=''), 'predicted'):
+        o_raw, o_all = b['outcomes'][is_raw], b['outcomes']
+        a = accuracy_interval(o_raw, raw.query_id) if b['kind'] != 'chance' else None
+        exact_rot = b['kind'] == 'chance' or (b['kind'] == 'letter' and rotations == len(LETTERS))
+        out.append({'source': source, 'model': '', 'style': b['name'],
+                    'scoring': 'primitives met, no model' if b['kind'] == 'shortcut' else 'input-blind', 'questions': int(questions),
+                    'regular': pct(o_raw[(raw.is_typical == 1).to_numpy()].mean()), 'atypical': pct(o_raw[(raw.is_typical == 0).to_numpy()].mean()),
+                    'raw order': pct(o_raw.mean()), 'raw 95% CI': ci_text(a) if a else 'exact', 'rotations': int(rotations),
+                    'rotated': pct(o_all.mean()) if rotations > 1 else np.nan,
+                    'rotated 95% CI': '' if rotations == 1 else 'exact' if exact_rot else ci_text(accuracy_interval(o_all, d.query_id)),
+                    'budget': f"the items of {', '.join(sorted(set(seen_by)))}"})
+    return out
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #f9c6f43a
+def paper_table3_rows() -> pd.DataFrame:
+    "The paper's Table 3 (`PAPER_TABLE3`) in the columns of `table3_own_rows`, each row's budget saying how it was made."
+    prompting = {'direct': 'zero-shot', 'cot-partial': 'one worked example, 2 of its options explained',
+                 'cot-full': 'one worked example, all 5 options explained', 'least-to-most': 'decomposition, then the answer'}
+    t = PAPER_TABLE3.rename(columns={'total': 'raw order'}).assign(
+        source='paper (Kohli et al. 2025, Table 3)', scoring='letter (generated)',
+        budget=lambda p: [f"released {q}; {prompting[s]}; the model's own decoding, one run, no interval printed" for q, s in zip(p.questions, p['style'])])
+    return t.assign(questions=[200 if q.startswith('200') else 4849 for q in PAPER_TABLE3.questions])
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #8f7897f8
+def table3_table(ours: list[dict], baselines: list[dict]) -> pd.DataFrame:
+    """Table 3 as written: the rows of ours (`table3_own_rows`), the baselines (`table3_baseline_rows`) and the paper's
+    (`paper_table3_rows`) in the columns of ours, counts with thousands separators, percentages with one decimal, '' where none."""
+    ours = pd.DataFrame(ours)
+    t = pd.concat([ours, pd.DataFrame(baselines), paper_table3_rows()], ignore_index=True)[list(ours.columns)]
+    t = one_decimal(one_decimal(t, ['questions', 'rotations'], ',.0f'), ['regular', 'atypical', 'raw order', 'rotated'])
+    return t.fillna('')
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #a3a5277b
+def letter_shares(s: pd.Series) -> dict:
+    "The share (%) of each letter in `s`, and of anything else (no letter read) as `none`."
+    return {**{L: 100 * (s == L).mean() for L in LETTERS}, 'none': 100 * (~s.isin(LETTERS)).mean()}
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #8b4f6afc
+def letter_bias_rows(raw: pd.DataFrame, source: str, model: str, style: str, gold_source: str | None = None) -> list[dict]:
+    """The letter-bias rows of one run from its raw-order item outcomes `raw`: per scoring (`SCORINGS`) the share (%) of
+    each chosen letter, its total-variation distance from the shares of the gold letters (0: the same, 100: disjoint) and
+    the accuracy; with `gold_source`, also the gold letters' own row (once per item set)."""
+    gold, out = letter_shares(raw.gold), []
+    for sc, (pred, oc) in SCORINGS.items():
+        if pred not in raw or raw[oc].isna().any(): continue
+        ch = letter_shares(raw[pred].fillna('').astype(str))
+        out.append({'source': source, 'model': model, 'style': style, 'scoring': SCORING_LABELS[sc], 'questions': len(raw),
+                    **ch, 'TV distance': 0.5 * sum(abs(ch[k] - gold[k]) for k in ch), 'accuracy (raw)': 100 * raw[oc].mean()})
+    if gold_source: out.append({'source': gold_source, 'model': '', 'style': '', 'scoring': 'gold letters', 'questions': len(raw), **gold,
+                                'TV distance': 0.0, 'accuracy (raw)': np.nan})
+    return out
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #af272adc
+def cost_table(rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The summary's cost table: for each run of `runs` (indexed by slug; columns source, model, style, questions,
+    rotations, tokens, device) its model calls and wall time, per question (all its rotations) and per prompt, from its
+    `cost` rows in `rows` (columns slug, analysis, metric, value). A run that read calls from the cache measured only the
+    N of its M calls it computed ('N of M (K cached)'), so its per-question times divide by the questions those N cover;
+    a run whose every call was cached measured nothing ('cached')."""
+    cost = rows[rows.analysis == 'cost'].pivot_table(index='slug', columns='metric', values='value', aggfunc='first')
+    cost = runs[['source', 'model', 'style', 'questions', 'rotations', 'tokens']].join(cost, how='left')
+    get = lambda c: cost[c] if c in cost else pd.Series(np.nan, index=cost.index)
+    recorded = get('model_calls')                                       # NaN: a run that recorded no calls
+    calls, hits = recorded.fillna(0), get('cache_hits').fillna(0)
+    done = (calls / (calls + hits)).where(calls + hits > 0, 1.0)          # the share of the calls this run computed (the rest were cached)
+    per_q = cost.questions * done
+    C = pd.DataFrame({'source': cost.source, 'model': cost.model, 'style': cost['style'], 'questions': cost.questions, 'rotations': cost.rotations,
+                      'new tokens / call': cost.tokens.map(lambda t: t or 'scoring'), 'model calls': calls,
+                      'wall (s)': get('wall_seconds'), 's / question': get('wall_seconds') / per_q,
+                      's / prompt': get('wall_seconds') / (cost.questions * cost.rotations * done), 'CPU s / question': get('cpu_seconds') / per_q,
+                      'load avg': get('load_avg'), 'torch threads': get('torch_threads'), 'device': runs.device.reindex(cost.index).replace('', 'this machine (cpu)')})
+    C, cached = C.astype(object), (calls == 0) & (hits > 0)
+    for c in ('wall (s)', 's / question', 's / prompt', 'CPU s / question', 'load avg'): C[c] = [('cached' if k else f"{v:.2f}") if v == v else '' for v, k in zip(C[c], cached)]
+    C['torch threads'] = [f"{int(v)}" if v == v else '' for v in C['torch threads']]
+    C['model calls'] = ['' if m != m else f"{int(v):,}" + (f" of {int(v + h):,} ({int(h):,} cached)" if h else '')
+                        for m, v, h in zip(recorded, calls, hits)]
+    return C.reset_index(drop=True)
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #a6f6bdb4
+def table3_effects() -> dict[str, float]:
+    """The effects (points) that the claims of `claims/cocoa.yaml` read off GPT-4 Turbo's rows of `PAPER_TABLE3`, by claim
+    id: the summary checks the claim file's `paper_effect`s against them."""
+    t = PAPER_TABLE3.set_index(['model', 'style'])
+    g = lambda st, col='total': t.loc[('GPT-4 Turbo', st), col]
+    return {'atypical-worse': g('direct', 'atypical') - g('direct', 'regular'), 'cot-partial-vs-direct': g('cot-partial') - g('direct'),
+            'atypical-smaller-with-cot': (g('cot-partial', 'atypical') - g('direct', 'atypical')) - (g('cot-partial', 'regular') - g('direct', 'regular')),
+            'cot-partial-vs-full': g('cot-partial') - g('cot-full'), 'least-to-most-vs-direct': g('least-to-most') - g('direct')}
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #e285c95e
+def headline_row(d: pd.DataFrame, model: str, revision: str, profile: str, budget: str, questions: int, rotations: int) -> dict:
+    """The headline of one direct-prompt run from its item outcomes `d`: the letter's accuracy (%) with its Wilson interval
+    clustered by query, over the rotations where asked (`rotations` > 1; the raw order otherwise), beside the best baseline
+    on the same items (`vs_best_baseline`), as a row of `cogen_lib.results.save_headline`."""
+    pred, oc = SCORINGS['letter']
+    rotated = rotations > 1
+    on = d if rotated else d[d.rotation == 0]
+    a, vs = accuracy_interval(on[oc], on.query_id), vs_best_baseline(d, pred, oc)['rotated' if rotated else 'raw']
+    return dict(paper='cocoa', measure='accuracy %, direct prompt' + (' (mean over cyclic rotations of the options)' if rotated else ' (options as generated)'),
+                model=model, revision=revision, profile=profile, budget=budget, n=int(questions), value=100 * a['value'], ci_low=100 * a['ci_low'],
+                ci_high=100 * a['ci_high'], interval='Wilson, clustered by source query', baseline=vs['baseline'],
+                baseline_value=100 * vs['baseline_accuracy'], source='ours')
+
+# %% ../../nbs/cocoa/05_evaluate.ipynb #6eaee909
+def paper_headline_rows() -> list[dict]:
+    "The paper's direct-prompt rows of Table 3 (`PAPER_TABLE3`) as reference rows of the headline (released test set, no interval)."
+    return [dict(paper='cocoa', measure='accuracy %, direct prompt (options as generated)', model=r.model, n=4849, value=r.total,
+                 budget="released test set; zero-shot; the model's own decoding, one run", source='paper: Table 3 (Kohli et al. 2025)')
+            for _, r in PAPER_TABLE3[PAPER_TABLE3['style'] == 'direct'].iterrows()]
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #f7049346
 OFFICIAL_FIELDS = ('id', 'query', 'slots', 'minterms', 'max_dependency', 'largest_connected_component', 'entropy_avg',

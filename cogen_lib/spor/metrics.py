@@ -13,7 +13,7 @@ from .data import Sample, convert
 
 # %% auto #0
 __all__ = ['ParentScore', 'parent_example', 'parent', 'tokenize', 'sample_table', 'parent_samples', 'bleu', 'bleu_stats',
-           'bleu_of_stats', 'bleu_interval', 'paired_permutation_p']
+           'bleu_of_stats', 'bleu_interval']
 
 # %% ../../nbs/spor/03_metrics.ipynb #0928eff8
 def _ngrams(toks, n):
@@ -158,15 +158,3 @@ def bleu_interval(stats: np.ndarray, n_boot: int = 1000, alpha: float = 0.05, rn
     def score(idx): return bleu_of_stats(st[np.asarray(idx, dtype=np.int64)])   # no `axis`: bootstrap_ci calls it per resample
     v, lo, hi = bootstrap_ci(np.arange(len(st)), stat=score, n_boot=n_boot, alpha=alpha, rng=rng)
     return dict(value=v, n=int(len(st)), ci_low=lo, ci_high=hi)
-
-# %% ../../nbs/spor/03_metrics.ipynb #ef59451d
-def paired_permutation_p(worse: list[float], better: list[float], n: int = 10_000, seed: int = 0) -> float:
-    "One-sided p-value that mean(`better` - `worse`) > 0, by paired sign flips (`n` resamples, seeded)."
-    a, b = np.asarray(worse, float), np.asarray(better, float)
-    if a.shape != b.shape or a.ndim != 1 or len(a) == 0:
-        raise CogenError(f"paired test: need two equal-length non-empty score lists, got {a.shape} and {b.shape}")
-    d = b - a
-    obs = d.mean()
-    rng = np.random.default_rng(seed)
-    signs = rng.choice(np.array([-1.0, 1.0]), size=(n, len(d)))
-    return float(((signs * d).mean(1) >= obs - 1e-12).sum() + 1) / (n + 1)

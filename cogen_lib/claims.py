@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 from .core import CogenError, project_root, stable_hash
-from .metrics import ZERO_TOL, Z95, format_p, mcnemar, paired_permutation, power_z, seed_interval, two_sample_permutation, wilson_ci
+from .metrics import ZERO_TOL, Z95, format_p, mcnemar, paired_permutation, power_z, seed_interval, two_sample_permutation, wilson_ci, wilson_score
 from .grid import PROFILES, YamlDoc, read_yaml, load_grid, notebook_parameters, did_you_mean
 
 # %% auto #0
@@ -466,10 +466,7 @@ def level_effect(a, level: float, scale: float = 1.0, seeds: int = 1, alpha: flo
         # interval (a share's variance is at most that of a 0/1 outcome), so "0 of n items in every seed" has an interval
         k, n = float(x.sum()), x.size
         if float(k).is_integer(): v, lo, hi = wilson_ci(int(k), n, alpha)
-        else:                                                    # the Wilson score formula at a fractional count
-            z, v = float(stats.norm.ppf(1 - alpha / 2)), k / n
-            c, h = (v + z * z / (2 * n)) / (1 + z * z / n), z * math.sqrt(v * (1 - v) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-            lo, hi = max(0.0, c - h), min(1.0, c + h)
+        else: v = k / n; lo, hi = wilson_score(v, n, alpha)      # a fractional count: the same formula
         p0 = level / scale
         p = float(stats.binomtest(int(round(k)), n, p0).pvalue) if 0 < p0 < 1 else math.nan
         sd = math.sqrt(p0 * (1 - p0)) if 0 < p0 < 1 else math.sqrt(max(v * (1 - v), 1 / n))

@@ -13,8 +13,8 @@ from .core import CogenError, make_rng, stable_hash
 # %% auto #0
 __all__ = ['Z95', 'ZERO_TOL', 'EXACT_UNITS', 'MIN_FLIPS', 'exact_match', 'accuracy', 'token_f1', 'bootstrap_ci', 'summarize',
            'paired_ttest', 'kendall_tau', 'rbo', 'chernoff_coefficient', 'chernoff_divergence', 'chernoff_distance',
-           'mean_ci_by', 'zero_variance', 'wilson_ci', 'proportion', 'clustered_mean', 'seed_interval', 'power_z',
-           'mcnemar', 'paired_permutation', 'two_sample_permutation', 'tost', 'format_p', 'verdict']
+           'mean_ci_by', 'zero_variance', 'wilson_ci', 'wilson_score', 'proportion', 'clustered_mean', 'seed_interval',
+           'power_z', 'mcnemar', 'paired_permutation', 'two_sample_permutation', 'tost', 'format_p', 'verdict']
 
 # %% ../nbs/03_metrics.ipynb #5d8e74c3
 def _as_rng(rng: np.random.Generator | int) -> np.random.Generator:
@@ -210,6 +210,16 @@ def wilson_ci(k: int, n: int, alpha: float = 0.05) -> tuple[float, float, float]
     if not 0 < alpha < 1: raise CogenError(f"wilson_ci: alpha must be in (0, 1), got {alpha}")
     ci = stats.binomtest(k, n).proportion_ci(confidence_level=1 - alpha, method='wilson')
     return k / n, max(0.0, float(ci.low)), min(1.0, float(ci.high))
+
+# %% ../nbs/03_metrics.ipynb #d20050c2
+def wilson_score(share: float, n: float, alpha: float = 0.05) -> tuple[float, float]:
+    """`(lo, hi)`: the Wilson score $(1-\\alpha)$ interval of a `share` observed over `n` trials, where `n` may be
+    fractional (an effective sample size under clustering) and `share` any value in [0, 1] (a mean of shares over
+    seeds, say); at whole counts it equals `wilson_ci`."""
+    if not (0 <= share <= 1) or not n > 0: raise CogenError(f"wilson_score: share must be in [0, 1] and n > 0, got share={share!r}, n={n!r}")
+    z = float(stats.norm.ppf(1 - alpha / 2)); d = 1 + z * z / n
+    mid, half = (share + z * z / (2 * n)) / d, z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / d
+    return max(0.0, mid - half), min(1.0, mid + half)
 
 # %% ../nbs/03_metrics.ipynb #3ef683a7
 def proportion(flags, alpha: float = 0.05) -> dict:

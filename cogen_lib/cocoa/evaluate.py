@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np, pandas as pd
 from ..core import CogenError
 from scipy import stats
-from ..metrics import Z95, ZERO_TOL, clustered_mean, format_p, mcnemar, paired_permutation, power_z, proportion
+from ..metrics import Z95, ZERO_TOL, clustered_mean, format_p, mcnemar, paired_permutation, power_z, proportion, wilson_score
 from ..models import FailedCalls, LanguageModel, check_calls, check_lm, load_lm
 from .flights import fmt_clock, parse_clock, fmt_duration, fmt_money, fmt_date
 from .generate import LETTERS, DISPLAY_FIELDS, read_jsonl, render_display
@@ -386,11 +386,9 @@ def accuracy_interval(flags, clusters=None, alpha: float = 0.05) -> dict:
     cm = clustered_mean(a, c, alpha) if sizes.size >= 2 else None
     if cm is None or cm['se_naive'] <= ZERO_TOL or cm['se'] <= ZERO_TOL: n_eff = n * n / float((sizes ** 2).sum())   # no SE: 0 up to a sum's last bits
     else: n_eff = n / max(1.0, (cm['se'] / cm['se_naive']) ** 2)
-    z, v = float(stats.norm.ppf(1 - alpha / 2)), p['value']     # the Wilson score interval, at a fractional n
-    d = 1 + z * z / n_eff
-    mid, half = (v + z * z / (2 * n_eff)) / d, z * math.sqrt(v * (1 - v) / n_eff + z * z / (4 * n_eff * n_eff)) / d
+    v = p['value']; lo, hi = wilson_score(v, n_eff, alpha)         # the Wilson score interval, at a fractional n
     return dict(value=v, n=n, clusters=int(sizes.size), n_eff=float(n_eff),
-                ci_low=0.0 if v == 0 else max(0.0, mid - half), ci_high=1.0 if v == 1 else min(1.0, mid + half),
+                ci_low=0.0 if v == 0 else lo, ci_high=1.0 if v == 1 else hi,
                 interval='wilson at the clustered effective n')
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #1e78e8f4

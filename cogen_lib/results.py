@@ -257,18 +257,21 @@ def model_revision(rows, model: str) -> str:
     return ', '.join(sorted(set(revs[revs != ''])))
 
 # %% ../nbs/04a_results.ipynb #0d6cee11
+def _best_first(headlines):
+    "The headline rows ours first, then by profile (largest first), then by n (most items first): the first row of a model is the one shown."
+    h = headlines.copy()
+    rank = {p: i for i, p in enumerate(PROFILES)}
+    h['ours_'], h['rank_'] = h.source == 'ours', [-rank.get(p, -1) for p in h.profile]
+    h['n_'] = [-(n or 0) for n in h.n]
+    return h.sort_values(['ours_', 'rank_', 'n_', 'budget'], ascending=[False, True, True, True], kind='stable')
+
 def models_table(headlines):
     """`(table, budgets)` from the checked headline rows of one or more papers (`read_headlines`): `table` has one row
     per model of ours (`source` 'ours', by model and revision) and per model of a paper (`source` its 'paper: ...'),
     and per (paper, measure) a column `<paper>: <measure>` ('—' where the model has no result) and for ours
     `<paper>: best baseline`; `budgets` says for every cell shown its profile, budget, n and interval."""
     import pandas as pd
-    h = headlines.copy()
-    h['ours_'] = h.source == 'ours'
-    rank = {p: i for i, p in enumerate(PROFILES)}
-    h['rank_'] = [-rank.get(p, -1) for p in h.profile]
-    h['n_'] = [-(n or 0) for n in h.n]
-    h = h.sort_values(['ours_', 'rank_', 'n_', 'budget'], ascending=[False, True, True, True], kind='stable')
+    h = _best_first(headlines)
     groups = list(dict.fromkeys(zip(h.sort_values('paper', kind='stable').paper, h.sort_values('paper', kind='stable').measure)))
     f1 = lambda x: f"{x:.1f}"
     def cell(r):
@@ -305,11 +308,7 @@ def models_sections(headlines) -> list:
     the most items, as `models_table`) and per model of the paper, with `value [95% CI]`, `n`, `profile` and, for ours,
     the best baseline on the same items."""
     import pandas as pd
-    h = headlines.copy()
-    rank = {p: i for i, p in enumerate(PROFILES)}
-    h['ours_'], h['rank_'] = h.source == 'ours', [-rank.get(p, -1) for p in h.profile]
-    h['n_'] = [-(n or 0) for n in h.n]
-    h = h.sort_values(['ours_', 'rank_', 'n_', 'budget'], ascending=[False, True, True, True], kind='stable')
+    h = _best_first(headlines)
     f1 = lambda x: f"{x:.1f}"
     out = []
     for (paper, measure), g in sorted(h.groupby(['paper', 'measure'], sort=False), key=lambda kv: kv[0]):

@@ -13,7 +13,7 @@ from ..core import CogenError, make_rng
 __all__ = ['SCALE', 'METRICS', 'SPICE_REASON', 'PROTOCOLS', 'BLEU_STATS', 'BASELINES', 'PAPER_TABLE4', 'PAPER_TABLE6',
            'PAPER_TABLE7', 'PAPER_TABLE8', 'require_java', 'coverage', 'with_protocol', 'bleu_stats', 'corpus_bleu',
            'tokenize', 'shared_meteor', 'discard_meteor', 'score', 'read_predictions', 'score_groups', 'evaluate',
-           'metric_interval', 'bleu_interval', 'paired_by_cluster', 'blind_concepts', 'blind_copy']
+           'metric_interval', 'bleu_cells', 'paired_by_cluster', 'blind_concepts', 'blind_copy']
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #1c37ad25
 SCALE = {'BLEU-3': 100, 'BLEU-4': 100, 'ROUGE-2': 100, 'ROUGE-L': 100, 'METEOR': 100, 'CIDEr': 10, 'SPICE': 100, 'Coverage': 100}
@@ -265,36 +265,22 @@ def metric_interval(values, clusters=None, alpha: float = 0.05, rng: np.random.G
     return dict(out, ci_low=float(lo), ci_high=float(hi), interval=kind)
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #887a6db5
-def _cluster_sums(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    "Rows of `x` summed within each cluster (clusters in sorted label order)."
-    keys, inv = np.unique(labels, return_inverse=True)
-    out = np.zeros((len(keys),) + x.shape[1:]); np.add.at(out, inv, x)
-    return out
-
-def bleu_interval(stats, clusters=None, base=None, n_boot: int = 2000, alpha: float = 0.05, rng: np.random.Generator | int = 0) -> dict:
-    """`{'BLEU-3': dict(value, n, clusters, ci_low, ci_high, interval), 'BLEU-4': ...}` (x100): the corpus BLEU of items
-    with per-item `stats` (rows of `BLEU_STATS`) and a percentile bootstrap over clusters (concept sets; items when
-    `clusters` is None), each resample's corpus BLEU recomputed from its summed counts. With `base` (the same items'
-    stats under another condition) the value is BLEU(stats) - BLEU(base), the clusters resampled jointly."""
+def bleu_cells(stats, clusters=None, base=None, *, rng: int, n_boot: int = 2000, alpha: float = 0.05) -> dict:
+    """`{'BLEU-3': dict(value, n, clusters, ci_low, ci_high, interval), 'BLEU-4': ...}` (x100): the core's
+    `metrics.corpus_bleu_interval` of per-item `stats` (rows of `BLEU_STATS`) scored with pycocoevalcap's BLEU-3 and
+    BLEU-4 (`corpus_bleu`), over concept sets when `clusters` labels them (items otherwise), both from the resamples of
+    the seed `rng` (required); with `base` (the same items' stats under another condition), BLEU(stats) - BLEU(base)."""
+    from cogen_lib.metrics import corpus_bleu_interval
     S = np.asarray(stats, dtype=float)
-    if S.ndim != 2 or S.shape[1] != len(BLEU_STATS) or not len(S): raise CogenError(f"bleu_interval: stats must be rows of {len(BLEU_STATS)} BLEU statistics, got shape {S.shape}")
-    B = None if base is None else np.asarray(base, dtype=float)
-    if B is not None and B.shape != S.shape: raise CogenError(f"bleu_interval: base must hold the same items' statistics, shape {S.shape}, got {B.shape}")
-    lab = _labels(clusters, len(S), 'bleu_interval')
-    A, Bc = _cluster_sums(S, lab), (None if B is None else _cluster_sums(B, lab))
-    f = lambda a, b: 100 * (corpus_bleu(a)[..., 2:] - (0 if b is None else corpus_bleu(b)[..., 2:]))
-    point, C = f(A.sum(0), None if Bc is None else Bc.sum(0)), len(A)
-    kind = 'bootstrap over items' if clusters is None or C == len(S) else 'bootstrap over concept sets'
-    if C < 2: lo = hi = np.full(2, np.nan); kind = 'none: one concept set'
-    else:
-        g = rng if isinstance(rng, np.random.Generator) else make_rng(int(rng))
-        boots = []
-        for i in range(0, n_boot, 250):                          # (k, C) resampling counts per chunk: memory stays small
-            w = g.multinomial(C, np.full(C, 1 / C), size=min(250, n_boot - i))
-            boots.append(f(w @ A, None if Bc is None else w @ Bc))
-        lo, hi = np.quantile(np.concatenate(boots), [alpha / 2, 1 - alpha / 2], axis=0)
-    return {m: dict(value=float(point[j]), n=len(S), clusters=int(C), ci_low=float(lo[j]), ci_high=float(hi[j]), interval=kind)
-            for j, m in enumerate(('BLEU-3', 'BLEU-4'))}
+    if S.ndim != 2 or S.shape[1] != len(BLEU_STATS) or not len(S): raise CogenError(f"bleu_cells: stats must be rows of {len(BLEU_STATS)} BLEU statistics, got shape {S.shape}")
+    out = {}
+    for j, m in ((2, 'BLEU-3'), (3, 'BLEU-4')):
+        r = corpus_bleu_interval(S, rng=make_rng(rng), clusters=clusters, base=base, n_boot=n_boot, alpha=alpha,
+                                 score=lambda s, j=j: 100 * corpus_bleu(s)[:, j])
+        kind = ('none: one concept set' if r['clusters'] < 2 else
+                'bootstrap over items' if clusters is None or r['clusters'] == len(S) else 'bootstrap over concept sets')
+        out[m] = dict(r, interval=kind)
+    return out
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #0f535751
 def paired_by_cluster(a, b, clusters=None, rng: np.random.Generator | int = 0, **kwargs) -> dict:

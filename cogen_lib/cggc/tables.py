@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np, pandas as pd
 from ..core import CogenError
 from ..metrics import rbo, format_p, wilson_ci
-from .evaluate import PAPER_TABLE4, PAPER_TABLE6, PAPER_TABLE7, PAPER_TABLE8, BLEU_STATS, metric_interval, bleu_interval, paired_by_cluster
+from .evaluate import PAPER_TABLE4, PAPER_TABLE6, PAPER_TABLE7, PAPER_TABLE8, BLEU_STATS, metric_interval, bleu_cells, paired_by_cluster
 from .labels import relations_of
 
 # %% auto #0
@@ -82,7 +82,7 @@ def tidy(rows):
 def cells(d, metrics=M):
     "Interval dicts per metric for one condition's items (all seeds pooled, clustered by concept set)."
     out = {m: metric_interval(d[m], d.set_id, bounds=(0, 100)) for m in metrics if not m.startswith('BLEU')}   # every score lies in 0-100
-    if any(m.startswith('BLEU') for m in metrics): out.update(bleu_interval(d[BLEU_STATS].to_numpy(float), d.set_id))
+    if any(m.startswith('BLEU') for m in metrics): out.update(bleu_cells(d[BLEU_STATS].to_numpy(float), d.set_id, rng=0))
     return out
 
 # %% ../../nbs/cggc/06_tables.ipynb #830feb43
@@ -96,7 +96,7 @@ def delta_cells(j, metrics=M):
     "Interval dicts of the paired differences a - b per metric (BLEU: corpus BLEU difference, sets resampled jointly)."
     out = {m: metric_interval(j[f'{m}_a'] - j[f'{m}_b'], j.set_id, bounds=(-100, 100)) for m in metrics if not m.startswith('BLEU')}
     if any(m.startswith('BLEU') for m in metrics):
-        out.update(bleu_interval(j[[f'{s}_a' for s in BLEU_STATS]].to_numpy(float), j.set_id, base=j[[f'{s}_b' for s in BLEU_STATS]].to_numpy(float)))
+        out.update(bleu_cells(j[[f'{s}_a' for s in BLEU_STATS]].to_numpy(float), j.set_id, base=j[[f'{s}_b' for s in BLEU_STATS]].to_numpy(float), rng=0))
     return out
 
 # %% ../../nbs/cggc/06_tables.ipynb #51740f2c

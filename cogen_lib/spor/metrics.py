@@ -12,8 +12,7 @@ from ..core import CogenError
 from .data import Sample, convert
 
 # %% auto #0
-__all__ = ['ParentScore', 'parent_example', 'parent', 'tokenize', 'sample_table', 'parent_samples', 'bleu', 'bleu_stats',
-           'bleu_of_stats', 'bleu_interval']
+__all__ = ['ParentScore', 'parent_example', 'parent', 'tokenize', 'sample_table', 'parent_samples', 'bleu', 'bleu_stats']
 
 # %% ../../nbs/spor/03_metrics.ipynb #0928eff8
 def _ngrams(toks, n):
@@ -140,21 +139,3 @@ def bleu_stats(predictions: list[str], references: list[list[str]]) -> np.ndarra
     k = max(len(r) for r in references)
     streams = [[r[i] if i < len(r) else None for r in references] for i in range(k)]
     return np.asarray(BLEU()._extract_corpus_statistics(list(predictions), streams), dtype=np.int64)
-
-# %% ../../nbs/spor/03_metrics.ipynb #81f71f7d
-def bleu_of_stats(stats: np.ndarray) -> float:
-    "Corpus BLEU of the samples whose `bleu_stats` rows are `stats` (summed, then scored as sacrebleu does)."
-    from sacrebleu.metrics import BLEU
-    st = np.asarray(stats, dtype=np.int64)
-    if st.ndim != 2 or len(st) == 0: raise CogenError(f"bleu_of_stats: need a non-empty (samples, statistics) array, got shape {st.shape}")
-    return float(BLEU()._compute_score_from_stats(st.sum(0).tolist()).score)
-
-# %% ../../nbs/spor/03_metrics.ipynb #84ecaebc
-def bleu_interval(stats: np.ndarray, n_boot: int = 1000, alpha: float = 0.05, rng=0) -> dict:
-    "Corpus BLEU of `bleu_stats` rows with its percentile-bootstrap interval over samples: `dict(value, n, ci_low, ci_high)`."
-    from cogen_lib.metrics import bootstrap_ci
-    st = np.asarray(stats, dtype=np.int64)
-    if st.ndim != 2 or len(st) == 0: raise CogenError(f"bleu_interval: need a non-empty (samples, statistics) array, got shape {st.shape}")
-    def score(idx): return bleu_of_stats(st[np.asarray(idx, dtype=np.int64)])   # no `axis`: bootstrap_ci calls it per resample
-    v, lo, hi = bootstrap_ci(np.arange(len(st)), stat=score, n_boot=n_boot, alpha=alpha, rng=rng)
-    return dict(value=v, n=int(len(st)), ci_low=lo, ci_high=hi)

@@ -26,7 +26,7 @@ __all__ = ['PROMPT_STYLES', 'STYLES', 'DEFAULT_TOKENS', 'EXEMPLAR', 'PARTIAL_KEY
            'check_rotations', 'accuracy_interval', 'query_key', 'shortcut_letter', 'decide_generated',
            'decide_least_to_most', 'loglik_continuations', 'decide_loglik', 'build_prompt', 'evaluate_records',
            'evaluate_file', 'accuracy_by', 'accuracy_by_typical', 'analyses', 'favourite_letter', 'letter_baselines',
-           'vs_best_baseline', 'baseline_verdict', 'group_contrast', 'record_results', 'item_outcomes',
+           'vs_best_baseline', 'baseline_contrast', 'group_contrast', 'record_results', 'item_outcomes',
            'paired_contrast', 'above_median', 'claim_units', 'entropy_density', 'pct', 'ci_text', 'one_decimal',
            'table3_own_rows', 'table3_baseline_rows', 'paper_table3_rows', 'table3_table', 'letter_shares',
            'letter_bias_rows', 'cost_table', 'table3_effects', 'headline_row', 'paper_headline_rows',
@@ -704,12 +704,15 @@ def vs_best_baseline(df: pd.DataFrame, pred: str = 'predicted', outcome: str = '
     return out
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #ec8487cf
-def baseline_verdict(test: dict, alpha: float = 0.05) -> str:
-    "Words for a `vs_best_baseline` entry: above or below the baseline (with p), or not distinguishable (with the MDE)."
+def baseline_contrast(test: dict) -> str:
+    """A `vs_best_baseline` entry as the verdict tables print a test, with no words of its own: ours minus the baseline
+    in points with its 95% interval (`claims.fmt_ci`), p (`metrics.format_p`) and the minimum detectable effect; where no
+    test could be run, the test's own note."""
+    from cogen_lib.claims import fmt_ci, fmt_num
+    s = fmt_ci(100 * test['effect'], 100 * test['ci_low'], 100 * test['ci_high'], 1, 'points')
     p = test.get('p', float('nan'))
-    if p is None or not np.isfinite(p): return f"not testable: {test.get('note', 'too few items')}"
-    if p < alpha: return f"{'above' if test['effect'] > 0 else 'below'} the baseline (p {format_p(p) if format_p(p).startswith('<') else '= ' + format_p(p)})"
-    return f"not distinguishable (p = {format_p(p)}; minimum detectable effect {100 * test['mde']:.1f} points)"
+    if p is None or not np.isfinite(p): return f"{s}; no test: {test.get('note', 'too few items')}"
+    return f"{s}, p {format_p(p)}, MDE {fmt_num(100 * test['mde'], 1, False)} points"
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #0243320c
 def group_contrast(a, b, clusters_a=None, clusters_b=None, n_perm: int = 10000, alpha: float = 0.05, power: float = 0.8,
@@ -780,8 +783,7 @@ def record_results(rec, rows: pd.DataFrame, summary: dict) -> dict[tuple[str, st
                         scoring=sc, order=order, **lab)
         for order, t in vs_best_baseline(rows, pred, outcome).items():
             rec.add('vs_best_baseline', t['effect'], n=t['n'], ci_low=t['ci_low'], ci_high=t['ci_high'], analysis='baseline',
-                    level=t['baseline'], scoring=sc, order=order, test=t['test'], p=t['p'], mde=t['mde'],
-                    verdict=baseline_verdict(t), **lab)
+                    level=t['baseline'], scoring=sc, order=order, test=t['test'], p=t['p'], mde=t['mde'], **lab)
     rec.add('parse_failure_rate', summary['parse_failure_rate'], n=summary['items'], analysis='typical', level='total', **lab)
     for k in COST_METRICS:
         v = summary.get(k)
@@ -923,7 +925,7 @@ def table3_own_rows(d: pd.DataFrame, source: str, model: str, style: str, questi
     """Table 3's rows of one run of ours from its item outcomes `d` (`item_outcomes`), one per scoring its items carry
     (`SCORINGS`): accuracy (%) on regular and atypical queries, on the raw order with its Wilson interval clustered by
     query and over the rotations where asked (`rotations` > 1), the run's favourite letter and what it earns, the best
-    baseline on the same items with its verdict (`vs_best_baseline`, `baseline_verdict`) and, for the letter, parse failures."""
+    baseline on the same items with our difference from it (`vs_best_baseline`, `baseline_contrast`) and, for the letter, parse failures."""
     raw, out = d[d.rotation == 0], []
     for sc, (pred, oc) in SCORINGS.items():
         if oc not in d or d[oc].isna().any(): continue
@@ -937,9 +939,9 @@ def table3_own_rows(d: pd.DataFrame, source: str, model: str, style: str, questi
                     'rotated': pct(rot['value']) if rot else np.nan, 'rotated 95% CI': ci_text(rot) if rot else '',
                     'favourite letter (accuracy)': f"{fav} ({100 * raw.gold.eq(fav).mean():.1f})" if fav else 'none chosen',
                     'best baseline (raw)': f"{vs['raw']['baseline']}: {100 * vs['raw']['baseline_accuracy']:.1f}",
-                    'vs best baseline (raw)': baseline_verdict(vs['raw']),
+                    'vs best baseline (raw)': baseline_contrast(vs['raw']),
                     'best baseline (rotated)': f"{vs['rotated']['baseline']}: {100 * vs['rotated']['baseline_accuracy']:.1f}" if 'rotated' in vs else '',
-                    'vs best baseline (rotated)': baseline_verdict(vs['rotated']) if 'rotated' in vs else '',
+                    'vs best baseline (rotated)': baseline_contrast(vs['rotated']) if 'rotated' in vs else '',
                     'parse failures (%)': f"{100 * raw.parse_failed.mean():.1f}" if sc == 'letter' else '', 'budget': budget})
     return out
 

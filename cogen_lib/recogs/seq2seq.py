@@ -15,10 +15,10 @@ from ..core import CogenError, atomic_write_text, cache_dir, stable_hash, seed_e
 
 # %% auto #0
 __all__ = ['PAPER_SETTINGS', 'SPECIALS', 'PAD', 'BOS', 'EOS', 'UNK', 'LN_EPS', 'ARCHS', 'Seq2SeqConfig', 'Vocab', 'build_vocab',
-           'Attention', 'EncoderLayer', 'DecoderLayer', 'TransformerSeq2Seq', 'LSTMSeq2Seq', 'make_model', 'n_params',
-           'lr_lambda', 'PaddedPairs', 'pad_pairs', 'epoch_batches', 'checkpoint_dir', 'TrainState', 'init_training',
-           'train_epoch', 'save_checkpoint', 'load_checkpoint', 'resume', 'TrainedModel', 'trained_model', 'train',
-           'score_predictions']
+           'sdpa_backends', 'Attention', 'EncoderLayer', 'DecoderLayer', 'TransformerSeq2Seq', 'LSTMSeq2Seq',
+           'make_model', 'n_params', 'lr_lambda', 'PaddedPairs', 'pad_pairs', 'epoch_batches', 'checkpoint_dir',
+           'TrainState', 'init_training', 'train_epoch', 'save_checkpoint', 'load_checkpoint', 'resume', 'TrainedModel',
+           'DistinctIndices', 'trained_model', 'train', 'score_predictions']
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #a62855cd
 PAPER_SETTINGS = {
@@ -104,6 +104,13 @@ def build_vocab(texts) -> Vocab:
     c = collections.Counter(w for t in texts for w in t.split())
     return Vocab(sorted(c, key=lambda w: (-c[w], w)))
 
+# %% ../../nbs/recogs/04_seq2seq.ipynb #17d25ed3
+def sdpa_backends(device) -> contextlib.AbstractContextManager:
+    "A context for attention on `device`: on CUDA every `scaled_dot_product_attention` backend but cuDNN's; elsewhere none."
+    if torch.device(device).type != 'cuda': return contextlib.nullcontext()
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
+
 # %% ../../nbs/recogs/04_seq2seq.ipynb #28b8c88a
 LN_EPS = 1e-12   # layer-norm epsilon of BERT, whose layers the authors' Transformer uses
 
@@ -134,8 +141,9 @@ class Attention(nn.Module):
         else:
             q, = self._split(F.linear(x, self.in_proj.weight[:d], self.in_proj.bias[:d]), 1)   # (B, h, T, d/h)
             k, v = kv                                                              # 2 x (B, h, S, d/h)
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal,
-                                           dropout_p=self.dropout if self.training else 0.0)  # (B, h, T, d/h)
+        with sdpa_backends(q.device):                                              # not cuDNN's (see above)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal,
+                                               dropout_p=self.dropout if self.training else 0.0)  # (B, h, T, d/h)
         B, h, T, dh = y.shape
         return self.out_proj(y.transpose(1, 2).reshape(B, T, h * dh))             # (B, T, d)
 
@@ -221,8 +229,8 @@ class TransformerSeq2Seq(nn.Module):
         if positions is not None: x = x.flatten(0, 1)[positions]  # (n, d)
         return self.out(self.head(x))
     @torch.no_grad()
-    def greedy(self, src, max_len: int) -> torch.Tensor:
-        "Greedy decoding with cached keys/values; `(B, max_len)` ids, `<pad>` after each row's `<eos>`."
+    def greedy(self, src, max_len: int, constraint=None) -> torch.Tensor:
+        "Greedy decoding with cached keys/values; `(B, max_len)` ids, `<pad>` after each row's `<eos>`; `constraint` masks tokens (`DistinctIndices`)."
         memory, mask = self.encode(src)                          # (B, S, d), (B, 1, 1, S)
         B, dev = src.shape[0], src.device
         out = torch.full((B, max_len), PAD, dtype=torch.long, device=dev)
@@ -230,10 +238,14 @@ class TransformerSeq2Seq(nn.Module):
         mem_kv = [layer.cross_attn.memory_kv(memory) for layer in self.decoder]
         caches = [[] for _ in self.decoder]                      # per layer: self-attention keys, values (b, h, t, d/h)
         y = torch.full((B, 1), BOS, dtype=torch.long, device=dev)
+        cst = None if constraint is None else constraint.init(B, dev)
         for t in range(min(max_len, self.max_positions)):
             x = self._embed(y, self.tgt_emb, self.tgt_pos, self.tgt_ln, start=t)      # (b, 1, d)
             for layer, kv, cache in zip(self.decoder, mem_kv, caches): x = layer(x, kv, mask, cache)
-            nxt = self.out(self.head(x[:, -1])).argmax(-1)       # (b,)
+            logits = self.out(self.head(x[:, -1]))               # (b, V)
+            if cst is not None: logits = constraint.apply(logits, cst)
+            nxt = logits.argmax(-1)                              # (b,)
+            if cst is not None: constraint.update(cst, nxt)
             out[rows, t] = nxt
             live = nxt != EOS
             if not bool(live.any()): break
@@ -241,6 +253,7 @@ class TransformerSeq2Seq(nn.Module):
                 rows, nxt, mask = rows[live], nxt[live], mask[live]
                 mem_kv = [(k[live], v[live]) for k, v in mem_kv]
                 for c in caches: c[:] = [c[0][live], c[1][live]]
+                if cst is not None: cst = constraint.select(cst, live)
             y = nxt[:, None]
         return out
 
@@ -279,22 +292,26 @@ class LSTMSeq2Seq(nn.Module):
         enc_out, mask, state = self.encode(src, src_len)
         return self.step(enc_out, mask, tgt_in, state, positions)[0]
     @torch.no_grad()
-    def greedy(self, src, max_len: int) -> torch.Tensor:
-        "Greedy decoding; `(B, max_len)` ids, `<pad>` after each row's `<eos>`; finished rows leave the batch."
+    def greedy(self, src, max_len: int, constraint=None) -> torch.Tensor:
+        "Greedy decoding; `(B, max_len)` ids, `<pad>` after each row's `<eos>`; finished rows leave the batch; `constraint` as the Transformer's."
         enc_out, mask, state = self.encode(src)
         B, dev = src.shape[0], src.device
         out = torch.full((B, max_len), PAD, dtype=torch.long, device=dev)
         rows = torch.arange(B, device=dev)
         y = torch.full((B, 1), BOS, dtype=torch.long, device=dev)
+        cst = None if constraint is None else constraint.init(B, dev)
         for t in range(max_len):
             logits, state = self.step(enc_out, mask, y, state)
-            nxt = logits[:, -1].argmax(-1)
+            logits = logits[:, -1] if cst is None else constraint.apply(logits[:, -1], cst)
+            nxt = logits.argmax(-1)
+            if cst is not None: constraint.update(cst, nxt)
             out[rows, t] = nxt
             live = nxt != EOS
             if not bool(live.any()): break
             if not bool(live.all()):
                 rows, nxt, enc_out, mask = rows[live], nxt[live], enc_out[live], mask[live]
                 state = tuple(s[:, live] for s in state)
+                if cst is not None: cst = constraint.select(cst, live)
             y = nxt[:, None]
         return out
 
@@ -526,9 +543,10 @@ class TrainedModel:
         "Training examples per second over all recorded epochs."
         s = self.train_seconds
         return sum(h['examples'] for h in self.history) / s if s else float('nan')
-    def predict(self, sentences, batch_size: int = 256, max_len: int | None = None, progress: bool = False) -> list[str]:
+    def predict(self, sentences, batch_size: int = 256, max_len: int | None = None, progress: bool = False,
+                constraint=None) -> list[str]:
         """Greedy decoding of `sentences` in batches of similar source length (bucketed: sorted by length, ties by
-        position); each row stops at `<eos>` or after `max_len` tokens (default `config.max_len`)."""
+        position); each row stops at `<eos>` or after `max_len` tokens (default `config.max_len`); `constraint`: see `DistinctIndices`."""
         from tqdm.auto import tqdm
         sentences = list(sentences)
         if not sentences: return []
@@ -539,9 +557,48 @@ class TrainedModel:
         self.model.eval()
         for b in tqdm(range(0, len(order), batch_size), desc='decode', disable=not progress, leave=False):
             idx = order[b:b + batch_size]
-            ys = self.model.greedy(_pad([enc[i] for i in idx], self.device), max_len).cpu()
+            ys = self.model.greedy(_pad([enc[i] for i in idx], self.device), max_len, constraint).cpu()
             for i, row in zip(idx, ys): out[i] = self.tgt_vocab.decode(row.tolist())
         return out
+
+# %% ../../nbs/recogs/04_seq2seq.ipynb #154cf574
+class DistinctIndices:
+    """A constraint for `greedy`: in LFs that bind variables as `word ( N )`, an index written after a one-place word
+    never repeats one that an earlier one-place conjunct of the same LF has bound. `init`, `apply`, `update` and
+    `select` keep a per-row state (the last two tokens, the numbers bound so far) beside the decoder's."""
+    def __init__(self, vocab: Vocab, unary):
+        self.lparen, self.n = vocab.stoi.get('('), len(vocab)
+        self.unary = sorted({vocab.stoi[w] for w in unary if w in vocab.stoi})
+        self.numbers = [i for i, w in enumerate(vocab.itos) if w.isdigit()]
+        if self.lparen is None: raise CogenError("DistinctIndices: the vocabulary has no '(' token; it applies to LFs written `word ( N )`")
+    @classmethod
+    def from_lfs(cls, vocab: Vocab, lfs) -> 'DistinctIndices':
+        "The constraint with the one-place words of `lfs`: written `w ( N )` and never `w ( N , M )`."
+        one, two = set(), set()
+        for lf in lfs:
+            t = lf.split()
+            for i in range(len(t) - 3):
+                if t[i + 1] == '(' and t[i + 2].isdigit() and t[i + 3] in (')', ','): (one if t[i + 3] == ')' else two).add(t[i])
+        return cls(vocab, one - two)
+    def init(self, B: int, device) -> dict:
+        "The state of `B` rows about to be decoded."
+        self._unary = torch.zeros(self.n, dtype=torch.bool, device=device); self._unary[self.unary] = True
+        self._number = torch.zeros(self.n, dtype=torch.bool, device=device); self._number[self.numbers] = True
+        z = torch.full((B,), BOS, dtype=torch.long, device=device)
+        return dict(p1=z, p2=z.clone(), slot=torch.zeros(B, dtype=torch.bool, device=device),
+                    bound=torch.zeros(B, self.n, dtype=torch.bool, device=device))
+    def apply(self, logits: torch.Tensor, st: dict) -> torch.Tensor:
+        "`logits` (b, V) with the bound numbers masked in the rows that are writing a one-place index."
+        st['slot'] = (st['p1'] == self.lparen) & self._unary[st['p2']]
+        return logits.masked_fill(st['bound'] & st['slot'][:, None], float('-inf'))
+    def update(self, st: dict, nxt: torch.Tensor) -> None:
+        "Record the tokens `nxt` (b,) just written: a number written in an index slot is bound."
+        take = st['slot'] & self._number[nxt]
+        st['bound'][take.nonzero().squeeze(1), nxt[take]] = True
+        st['p2'], st['p1'] = st['p1'], nxt
+    def select(self, st: dict, live: torch.Tensor) -> dict:
+        "The state of the rows still decoding."
+        return {k: v[live] for k, v in st.items()}
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #cb224f1c
 def trained_model(st: TrainState, checkpoint: Path | None = None, epochs_run: int = 0) -> TrainedModel:

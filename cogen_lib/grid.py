@@ -11,57 +11,74 @@ import yaml
 from .core import CogenError, project_root, read_text, stable_hash, sha256_file
 
 # %% auto #0
-__all__ = ['PROFILES', 'DEFAULT_NAME_KEYS', 'GRID_KEYS', 'MODEL_KINDS', 'FIGURE_PROFILES', 'Run', 'Grid', 'list_papers',
-           'Parameter', 'notebook_parameters', 'set_parameters', 'key_path', 'YamlDoc', 'read_yaml', 'did_you_mean',
-           'check_grid', 'load_grid', 'notebook_hash', 'library_hash', 'RunFiles', 'git_commit', 'source_commit']
+__all__ = ['PROFILES', 'SLUG_READABLE_MAX', 'DEFAULT_NAME_KEYS', 'GRID_KEYS', 'MODEL_KINDS', 'FIGURE_PROFILES', 'slug_key', 'Run',
+           'list_papers', 'Parameter', 'notebook_parameters', 'notebook_defaults', 'set_parameters', 'Grid', 'key_path',
+           'YamlDoc', 'read_yaml', 'did_you_mean', 'check_grid', 'load_grid', 'notebook_hash', 'library_hash',
+           'RunFiles', 'git_commit', 'source_commit']
 
 # %% ../nbs/04_grid.ipynb #70742bcb
 PROFILES = ('smoke', 'cpu', 'long', 'paper')
+SLUG_READABLE_MAX = 200
+"How long the readable part of a run's slug may be: whole `k=v` pieces up to this many characters, then `-<hash>` (the longest file name of a run, `.<slug>.partial.items.csv.gz`, stays under the 255 bytes file systems allow)."
+
+def _same_value(a, b) -> bool:
+    "Is the grid value `a` the notebook default `b` (1 and 1.0 alike; True and 1, '1' and 1 not)?"
+    return a == b and isinstance(a, bool) == isinstance(b, bool) and isinstance(a, str) == isinstance(b, str)
+
+def slug_key(slug: str) -> str:
+    "The hash that ends a run's slug (`<readable>-<hash8>`), the same under every naming of the run; `slug` itself when it has none."
+    m = re.fullmatch(r'.*-([0-9a-f]{8})', slug)
+    return m.group(1) if m else slug
 
 @dataclass
 class Run:
-    "One combination of a grid: a notebook executed with `params`."
+    """One combination of a grid: a notebook executed with `params`. `name_keys` (the grid's) and `defaults` (the
+    notebook's `parameters`-cell values, `notebook_defaults`) only choose what its slug names; they are not part of the run."""
     paper: str
     profile: str
     notebook: str
     params: dict
+    name_keys: tuple = field(default=(), compare=False, repr=False)
+    defaults: dict | None = field(default=None, compare=False, repr=False)
+    @property
+    def key(self) -> str:
+        "The hash of the notebook and parameters (8 hex digits) that ends the slug: what tells runs apart, under every naming."
+        return stable_hash([self.notebook, self.params], 8)
+    def named(self) -> dict:
+        """The parameters the slug names, in order: the `name_keys` (a key the run leaves at its default, with that
+        default), then every other parameter whose value differs from the notebook's default (all of them when the
+        defaults are unknown, and those whose default is not a Python literal)."""
+        d = self.defaults if self.defaults is not None else {}
+        out = {k: self.params[k] if k in self.params else d[k] for k in self.name_keys if k in self.params or k in d}
+        for k, v in self.params.items():
+            if k not in out and not (self.defaults is not None and k in d and _same_value(v, d[k])): out[k] = v
+        return out
     @property
     def slug(self) -> str:
-        "A readable, filesystem-safe name for the run, with a hash of its parameters so distinct runs never collide."
+        """The run's name, for its files: the `named` parameters as `k=v` pieces (filesystem-safe: other characters
+        become `-`), whole pieces up to `SLUG_READABLE_MAX` characters (a piece that does not fit is left out, never cut),
+        then `-` and `key`; `defaults-<key>` when nothing is named."""
+        readable = ''
+        for k, v in self.named().items():
+            piece = re.sub(r'[^A-Za-z0-9=._-]+', '-', f"{k}={v}").strip('-_')
+            if piece and len(readable) + bool(readable) + len(piece) <= SLUG_READABLE_MAX: readable += '_' * bool(readable) + piece
+        return f"{readable or 'defaults'}-{self.key}"
+    @property
+    def legacy_slug(self) -> str:
+        "The slug before readable names: every parameter, cut at 80 characters, then `-<key>`; committed files may carry it."
         readable = '_'.join(f"{k}={v}" for k, v in self.params.items())
         readable = re.sub(r'[^A-Za-z0-9=._-]+', '-', readable)[:80].strip('-_')
-        return f"{readable}-{stable_hash([self.notebook, self.params], 8)}"
+        return f"{readable}-{self.key}"
+    def file_in(self, folder: Path | str, suffix: str = '.csv') -> Path | None:
+        """The file of this run in `folder` (`<slug><suffix>`), else one named by another form of its slug, its
+        `legacy_slug` or any `<name>-<key><suffix>` (not a hidden `.` file): committed rows keep the name they were
+        committed under. None when there is none."""
+        folder = Path(folder)
+        for s in (self.slug, self.legacy_slug):
+            if (folder/f'{s}{suffix}').is_file(): return folder/f'{s}{suffix}'
+        found = sorted(p for p in folder.glob(f'*-{self.key}{suffix}') if not p.name.startswith('.') and p.is_file())
+        return found[0] if found else None
 
-# %% ../nbs/04_grid.ipynb #135d3a3f
-DEFAULT_NAME_KEYS = ('model',)
-"The parameters that name a run when its grid lists no `name_keys` (`model` is a column of every result row)."
-
-@dataclass
-class Grid:
-    "A parsed `grids/<paper>.yaml`."
-    paper: str
-    notebook: str
-    summaries: list
-    profiles: dict
-    path: Path
-    name_keys: list = field(default_factory=lambda: list(DEFAULT_NAME_KEYS))
-    model_kind: str = 'pretrained'       # what `model` names: pretrained weights, or an architecture trained from scratch
-    verify_caches: list = field(default_factory=list)   # cache folders a verification shares (deterministic preprocessing)
-    def runs(self, profile: str) -> list[Run]:
-        "Every combination of `profile`, in the order written (entries, then the cartesian product of their lists)."
-        if profile not in self.profiles:
-            raise CogenError(f"{self.path}: no profile {profile!r}; it has {sorted(self.profiles)}")
-        out, seen = [], set()
-        for i, entry in enumerate(self.profiles[profile] or []):
-            if not isinstance(entry, dict): raise CogenError(f"{self.path}: profiles.{profile}[{i}] must be a mapping of parameter -> value(s), got {entry!r}")
-            entry = dict(entry); nb = entry.pop('notebook', self.notebook)
-            keys = list(entry)
-            vals = [v if isinstance(v, list) else [v] for v in entry.values()]
-            for combo in itertools.product(*vals):
-                r = Run(self.paper, profile, nb, dict(zip(keys, combo)))
-                if r.slug in seen: raise CogenError(f"{self.path}: profile {profile!r} lists the combination {r.params} twice")
-                seen.add(r.slug); out.append(r)
-        return out
 
 # %% ../nbs/04_grid.ipynb #0e32ace8
 def list_papers(root: Path | str | None = None) -> list[str]:
@@ -137,6 +154,17 @@ def notebook_parameters(path: Path | str) -> dict[str, Parameter]:
         if name != 'results_path': out[name] = Parameter(name, kind, ast.get_source_segment(src, s.value), note[typed.end():] if typed else note)
     return out
 
+def notebook_defaults(path: Path | str) -> dict | None:
+    """The default value of each parameter of the run notebook `path` (`notebook_parameters`) that is a Python literal,
+    what a run's slug leaves out; None when there is no such notebook (a grid made in a test)."""
+    import ast
+    if not Path(path).is_file(): return None
+    out = {}
+    for k, p in notebook_parameters(path).items():
+        try: out[k] = ast.literal_eval(p.default)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError): pass
+    return out
+
 # %% ../nbs/04_grid.ipynb #6a1d0b08
 def set_parameters(params: dict[str, Parameter], settings: list[str], where: str = 'the notebook') -> dict:
     """The values of `settings` (`key=value` strings, as `cogen run --set` takes them) for a notebook declaring `params`
@@ -154,6 +182,40 @@ def set_parameters(params: dict[str, Parameter], settings: list[str], where: str
         try: out[key] = params[key].parse(text)
         except ValueError as e: raise CogenError(f"--set {key}={text}: {e}; {listing}") from None
     return out
+
+# %% ../nbs/04_grid.ipynb #135d3a3f
+DEFAULT_NAME_KEYS = ('model',)
+"The parameters that name a run when its grid lists no `name_keys` (`model` is a column of every result row)."
+
+@dataclass
+class Grid:
+    "A parsed `grids/<paper>.yaml`."
+    paper: str
+    notebook: str
+    summaries: list
+    profiles: dict
+    path: Path
+    name_keys: list = field(default_factory=lambda: list(DEFAULT_NAME_KEYS))
+    model_kind: str = 'pretrained'       # what `model` names: pretrained weights, or an architecture trained from scratch
+    verify_caches: list = field(default_factory=list)   # cache folders a verification shares (deterministic preprocessing)
+    def runs(self, profile: str) -> list[Run]:
+        """Every combination of `profile`, in the order written (entries, then the cartesian product of their lists),
+        each named by the grid's `name_keys` and its notebook's defaults (`notebook_defaults` of the notebook under the
+        project of `path`, `grids/<paper>.yaml`; none when it is not there)."""
+        if profile not in self.profiles:
+            raise CogenError(f"{self.path}: no profile {profile!r}; it has {sorted(self.profiles)}")
+        out, seen, defaults = [], set(), {}
+        for i, entry in enumerate(self.profiles[profile] or []):
+            if not isinstance(entry, dict): raise CogenError(f"{self.path}: profiles.{profile}[{i}] must be a mapping of parameter -> value(s), got {entry!r}")
+            entry = dict(entry); nb = entry.pop('notebook', self.notebook)
+            keys = list(entry)
+            vals = [v if isinstance(v, list) else [v] for v in entry.values()]
+            for combo in itertools.product(*vals):
+                if nb not in defaults: defaults[nb] = notebook_defaults(Path(self.path).parent.parent/nb)
+                r = Run(self.paper, profile, nb, dict(zip(keys, combo)), tuple(self.name_keys), defaults[nb])
+                if r.slug in seen: raise CogenError(f"{self.path}: profile {profile!r} lists the combination {r.params} twice")
+                seen.add(r.slug); out.append(r)
+        return out
 
 # %% ../nbs/04_grid.ipynb #542b65a3
 def key_path(keys: tuple) -> str:

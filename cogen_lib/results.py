@@ -8,7 +8,7 @@ import json, os, sys
 from pathlib import Path
 from fastcore.basics import patch
 from .core import CogenError, project_root, lib_version, atomic_write_text, FILE_MODE
-from .grid import PROFILES, RunFiles, source_commit
+from .grid import PROFILES, RunFiles, slug_key, source_commit
 
 # %% auto #0
 __all__ = ['RESULT_COLUMNS', 'ROW_SCHEMA', 'VERDICT_COLUMNS', 'HEADLINE_COLUMNS', 'PROVENANCE_PROFILES', 'PROVENANCE_COLUMNS',
@@ -468,7 +468,7 @@ def summary_runs(paper: str, results_dir: str | Path = '', runs_file: str | Path
     for p in committed:
         if p == profile: continue                       # the runner reuses a profile's committed rows as its own
         c = committed_rows(paper, p, root)
-        c = c[~c.slug.isin(folders)] if len(c) else c
+        c = c[~c.slug.map(slug_key).isin({slug_key(s) for s in folders})] if len(c) else c   # a run shown once, under any of its names
         if len(c): parts.append(c); folders.update(dict.fromkeys(c.slug.unique(), committed_dir(paper, p, root)))
     rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=['slug', 'profile', 'metric', 'value', 'seed'])
     if 'device' not in rows: rows['device'] = None

@@ -6,12 +6,12 @@
 from __future__ import annotations
 import ast, json, os, re, shutil, tempfile, threading, time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace as with_fields
 from pathlib import Path
 import pandas as pd
 from .core import CogenError, project_root, stable_hash, sha256_file, atomic_write_text, make_rng, cache_dir, temp_env
 from .grid import (Run, Grid, RunFiles, load_grid, notebook_hash, library_hash, source_commit, notebook_parameters,
-                            set_parameters, FIGURE_PROFILES)
+                            set_parameters, slug_key, FIGURE_PROFILES)
 from .results import (PROVENANCE_PROFILES, VERIFY_RULE, provenance_columns, check_provenance, committed_dir,
                                compare_rows, compare_items, describe_difference, _device)
 from .kernel import run_notebook
@@ -19,8 +19,8 @@ from .kernel import run_notebook
 # %% auto #0
 __all__ = ['MAX_ERROR_CHARS', 'EXECUTORS', 'VERIFY_SHARED_CACHES', 'MAX_LISTED_DIFFERENCES', 'MODELS_NOTEBOOK', 'GridReport',
            'is_fresh', 'execute_run', 'check_model_name', 'model_choices', 'NotApplicable', 'plan_runs',
-           'last_progress', 'heartbeat', 'run_grid', 'reuse_committed', 'import_results', 'verify_committed',
-           'run_summary', 'run_models_table']
+           'last_progress', 'heartbeat', 'adopt_old_names', 'run_grid', 'reuse_committed', 'import_results',
+           'verify_committed', 'run_summary', 'run_models_table']
 
 # %% ../nbs/04_runner.ipynb #1aeb38bf
 @dataclass
@@ -101,11 +101,12 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = 
             atomic_write_text(f.partial, df.to_csv(index=False, lineterminator='\n'))
         if items.exists(): os.replace(items, f.items)
         os.replace(f.partial, f.results)
-        if store is not None:
-            atomic_write_text(store/f.results.name, f.results.read_bytes())
-            if f.items.exists(): atomic_write_text(store/f.items.name, f.items.read_bytes())
-            else: (store/f.items.name).unlink(missing_ok=True)          # an older per-item file does not belong to these rows
-            man['stored'] = str(store/f.results.name)
+        if store is not None:       # rows committed under an earlier name of the run (`Run.file_in`) are replaced under that name
+            dest = run.file_in(store) or store/f.results.name; ditems = RunFiles.items_of(dest)
+            atomic_write_text(dest, f.results.read_bytes())
+            if f.items.exists(): atomic_write_text(ditems, f.items.read_bytes())
+            else: ditems.unlink(missing_ok=True)          # an older per-item file does not belong to these rows
+            man['stored'] = str(dest)
     except BaseException as e:        # no rows of a failed or incomplete run are kept, stored or committed
         f.partial.unlink(missing_ok=True); items.unlink(missing_ok=True)
         status = 'incomplete' if _incomplete(e) else 'failed'
@@ -228,7 +229,7 @@ def plan_runs(grid: Grid, profile: str, root: Path, models: list[str] = (), sets
         arch = model_choices(grid, root)
         if arch is None:
             for m in models: check_model_name(m)
-            runs = [Run(r.paper, r.profile, r.notebook, {**r.params, 'model': m}) for m in models for r in runs]
+            runs = [with_fields(r, params={**r.params, 'model': m}) for m in models for r in runs]
         else:
             bad = [m for m in models if m not in arch]
             if bad: raise NotApplicable(f"--model {bad[0]}: {grid.paper} trains its models from scratch, so its `model` parameter "
@@ -236,7 +237,7 @@ def plan_runs(grid: Grid, profile: str, root: Path, models: list[str] = (), sets
             default = {nb: ast.literal_eval(notebook_parameters(root/nb)['model'].default) for nb in values}
             runs = [r for r in runs if r.params.get('model', default[r.notebook]) in models]
             if not runs: raise NotApplicable(f"--model {', '.join(models)}: the {profile!r} profile of {grid.paper} has no run of that architecture")
-    runs = [Run(r.paper, r.profile, r.notebook, {**r.params, **values[r.notebook]}) for r in runs]
+    runs = [with_fields(r, params={**r.params, **values[r.notebook]}) for r in runs]   # named as the grid names its runs
     return list({r.slug: r for r in runs}.values())
 
 # %% ../nbs/04_runner.ipynb #52f7de6e
@@ -266,6 +267,28 @@ def heartbeat(folder: Path, log, every: float | None = None):
     try: yield
     finally: stop.set(); t.join(timeout=5)
 
+# %% ../nbs/04_runner.ipynb #773ea014
+def adopt_old_names(grid: Grid, out: Path) -> int:
+    """Rename the files that runs of `grid` (any profile) left under `out` (`RunFiles`: notebook, manifest, kernel log,
+    rows, items) under an earlier name of the run, such as its `legacy_slug`, to the run's slug; where a file of that
+    name is already there, the one of the old name is removed (the slug's files are the later ones). They are the same
+    run (`slug_key`: the same hash of notebook and parameters), so a fresh run stays fresh. Returns how many runs moved.
+    Committed rows (`results/<paper>/<profile>/`) are never renamed: `Run.file_in` finds them under any name."""
+    rdir = RunFiles(out, grid.paper).runs_dir
+    if not rdir.is_dir(): return 0
+    old = {}
+    for p in rdir.glob('*.json'):
+        if not (p.name.startswith('summary-') or p.name.endswith('.slugs.json')): old.setdefault(slug_key(p.stem), []).append(p.stem)
+    moved = 0
+    for r in {r.key: r for p in grid.profiles for r in grid.runs(p)}.values():
+        for stem in old.get(r.key, []):
+            if stem == r.slug: continue
+            a, b = RunFiles(out, grid.paper, stem), RunFiles(out, grid.paper, r.slug)
+            for x, y in ((a.notebook, b.notebook), (a.manifest, b.manifest), (a.kernel_log, b.kernel_log), (a.results, b.results), (a.items, b.items)):
+                if x.exists(): os.replace(x, y) if not y.exists() else x.unlink()
+            moved += 1
+    return moved
+
 # %% ../nbs/04_runner.ipynb #d37d9f09
 def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None, out: Path | str | None = None,
              force: bool = False, summary: bool = True, log=print, executor: str = 'local', workers: int = 1,
@@ -294,6 +317,8 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
         raise CogenError(f"run {paper} --committed executes no run, so it takes no " + ' or '.join(
             o for o, v in (('--force', force), ('--model', models), ('--set', sets)) if v))
     grid = load_grid(paper, root); base = grid.runs(profile)
+    moved = adopt_old_names(grid, out)
+    if moved: log(f"{paper}: the files of {moved} run(s) under {out} carried an earlier name of their run; renamed to its slug")
     runs = plan_runs(grid, profile, root, models, sets); lib_h = library_hash(grid.paper)
     ours, order = {r.slug for r in base}, {r.slug: i for i, r in enumerate(runs)}
     custom = [r for r in runs if r.slug not in ours]
@@ -369,13 +394,13 @@ def reuse_committed(grid: Grid, profile: str, runs: list[Run], root: Path, out: 
     what the site needs for a run page of another profile's committed run (its rows stay where they are committed)."""
     cdir, found = committed_dir(grid.paper, profile, root), {}
     for run in runs:
-        src = cdir/f'{run.slug}.csv'
-        if not src.exists(): continue
+        src = run.file_in(cdir)                          # under its slug or the name it was committed under
+        if src is None: continue
         df = check_provenance(src)
         f = RunFiles(out, grid.paper, run.slug)
         if copy_rows and f.results.resolve() != src.resolve():
             atomic_write_text(f.results, src.read_text())
-            if (cdir/f.items.name).exists(): atomic_write_text(f.items, (cdir/f.items.name).read_bytes())   # its per-item outcomes
+            if RunFiles.items_of(src).exists(): atomic_write_text(f.items, RunFiles.items_of(src).read_bytes())   # its per-item outcomes
         atomic_write_text(f.manifest, json.dumps({**_manifest(run, root, lib_h), 'status': 'reused',
                           'committed': str(src.relative_to(root)), 'results_sha256': sha256_file(src),
                           'device': str(df.device.iloc[0]), 'commit': str(df.commit.iloc[0])}, indent=1))
@@ -393,37 +418,41 @@ def import_results(paper: str, src: Path | str, profile: str = 'paper', root: Pa
     when `src` holds a different one, say a re-execution in another `--out` folder whose provenance (its wall time
     among it) is not the committed run's; `replace` replaces it. Returns the files written, in slug order."""
     root, src = (Path(root) if root else project_root()), Path(src)
-    grid = load_grid(paper, root); slugs = {r.slug for r in grid.runs(profile)}
+    grid = load_grid(paper, root); by_key = {r.key: r for r in grid.runs(profile)}
     dest = committed_dir(grid.paper, profile, root)
     rdir = RunFiles(src, grid.paper).results_dir
     files = sorted(rdir.glob('*.csv'))
     if not files: raise CogenError(f"import: no result files in {rdir}; pass the --out folder of `cogen run {paper} --profile {profile}`")
-    checked = []
+    checked, seen = [], {}
     for f in files:
-        if f.stem not in slugs:
+        run = by_key.get(slug_key(f.stem))              # its slug, or an earlier name of the run (the same hash)
+        if run is None:
             raise CogenError(f"import: {f} is not a run of {paper}'s {profile!r} profile in grids/{paper}.yaml (its slug names other "
                              f"parameters); run the grid of this commit, or fix the grid")
+        if run.key in seen: raise CogenError(f"import: {f} and {seen[run.key]} are both run {run.slug} (one under an earlier name); remove one")
+        seen[run.key] = f
+        to = (run.file_in(dest) if dest.is_dir() else None) or dest/f.name   # committed under an earlier name: that file
         mpath = RunFiles(src, grid.paper, f.stem).manifest
         try: m = json.loads(mpath.read_text())
         except (OSError, json.JSONDecodeError): raise CogenError(f"import: {f} has no readable manifest {mpath}; bring {mpath.parent} back too") from None
         h = sha256_file(f)
-        if m.get('status') == 'reused' and m.get('results_sha256') == h and (dest/f.name).exists() and sha256_file(dest/f.name) == h:
+        if m.get('status') == 'reused' and m.get('results_sha256') == h and to.exists() and sha256_file(to) == h:
             continue                                 # the committed rows that run used: already here, nothing to import
         if m.get('status') != 'ok' or m.get('profile') != profile or m.get('results_sha256') != h:
             raise CogenError(f"import: {f}: its manifest {mpath} does not record a finished {profile!r} run with this file "
                              f"(status {m.get('status')!r}, profile {m.get('profile')!r}); rerun it there")
         check_provenance(f)
-        if (dest/f.name).exists() and not replace:
-            if sha256_file(dest/f.name) != h:
-                log(f"import: kept the committed rows of {f.stem}: {f} differs from {dest/f.name} (a re-execution; --replace replaces them)")
+        if to.exists() and not replace:
+            if sha256_file(to) != h:
+                log(f"import: kept the committed rows of {f.stem}: {f} differs from {to} (a re-execution; --replace replaces them)")
             continue
-        checked.append(f)
+        checked.append((f, to))
     dest.mkdir(parents=True, exist_ok=True)
     written = []
-    for f in checked:
-        shutil.copyfile(f, dest/f.name); written.append(dest/f.name)
+    for f, to in checked:
+        shutil.copyfile(f, to); written.append(to)
         items = RunFiles(src, grid.paper, f.stem).items                    # per-item outcomes travel with their rows
-        if items.exists(): shutil.copyfile(items, dest/items.name); written.append(dest/items.name)
+        if items.exists(): shutil.copyfile(items, RunFiles.items_of(to)); written.append(RunFiles.items_of(to))
     return written
 
 # %% ../nbs/04_runner.ipynb #9e7f0002
@@ -460,9 +489,10 @@ def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, roo
     rel = lambda p: p.relative_to(root) if p.is_relative_to(root) else p
     committed = sorted(p.name.removesuffix('.csv') for p in cdir.glob('*.csv') if not p.name.startswith('.'))
     if not committed: raise CogenError(f"verify {paper}/{profile}: no committed rows in {rel(cdir)}/; `cogen run {paper} --profile {profile}` writes them there")
-    by_slug = {r.slug: r for r in grid.runs(profile)}
-    cands = [s for s in by_slug if s in set(committed)]                  # in the grid's order
-    stale = [s for s in committed if s not in by_slug]
+    by_key = {r.key: r for r in grid.runs(profile)}                     # a committed file named by any name of its run
+    named = {slug_key(s): s for s in committed}
+    cands = [named[k] for k in by_key if k in named]                     # in the grid's order
+    stale = [s for s in committed if slug_key(s) not in by_key]
     if not cands: raise CogenError(f"verify {paper}/{profile}: none of the {len(committed)} committed run(s) in {rel(cdir)}/ is a run of "
                                    f"grids/{paper}.yaml's {profile!r} profile now; rerun the profile (its grid or parameters changed)")
     chosen = [cands[i] for i in sorted(make_rng(seed).choice(len(cands), size=min(runs, len(cands)), replace=False))]
@@ -476,8 +506,8 @@ def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, roo
     if stale: log(f"verify {paper}/{profile}: {len(stale)} committed file(s) are no run of the {profile!r} profile now, so cannot be re-executed: {', '.join(stale)}")
     lib_h, cache, checked, diffs = library_hash(grid.paper), _fresh_cache(vout/'cache', grid.verify_caches), [], []
     for slug in chosen:
-        run, old, f = by_slug[slug], rows[slug], RunFiles(vout, grid.paper, slug)
-        citems, t0, err, both = cdir/f.items.name, time.time(), None, False
+        run, old = by_key[slug_key(slug)], rows[slug]
+        f, citems, t0, err, both = RunFiles(vout, grid.paper, run.slug), cdir/f'{slug}.items.csv.gz', time.time(), None, False
         try:
             with temp_env(COGEN_CACHE=str(cache)): execute_run(run, root, vout, lib_h, provenance=True)
             d = compare_rows(old, pd.read_csv(f.results, keep_default_na=False, na_values=['']), slug)

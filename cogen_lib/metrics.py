@@ -15,7 +15,7 @@ __all__ = ['Z95', 'ZERO_TOL', 'EXACT_UNITS', 'MIN_FLIPS', 'exact_match', 'accura
            'sacrebleu_of_sums', 'corpus_bleu_interval', 'paired_ttest', 'kendall_tau', 'rbo', 'chernoff_coefficient',
            'chernoff_divergence', 'chernoff_distance', 'mean_ci_by', 'zero_variance', 'wilson_ci', 'wilson_score',
            'proportion', 'clustered_mean', 'seed_interval', 'power_z', 'mcnemar', 'paired_permutation',
-           'two_sample_permutation', 'tost', 'format_p', 'verdict']
+           'two_sample_permutation', 'tost', 'format_p']
 
 # %% ../nbs/03_metrics.ipynb #5d8e74c3
 def _as_rng(rng: np.random.Generator | int) -> np.random.Generator:
@@ -440,17 +440,3 @@ def format_p(p: float) -> str:
     "A p-value as printed in our tables: `'< 0.001'` below 0.001, else three decimals; never `0.0`."
     if p is None or not np.isfinite(p) or not 0 <= p <= 1: raise CogenError(f"format_p: a p-value must be in [0, 1], got {p!r}")
     return '< 0.001' if p < 0.001 else f'{p:.3f}'
-
-# %% ../nbs/03_metrics.ipynb #e14d4f0d
-def verdict(paper_effect: float, test: dict, alpha: float = 0.05) -> str:
-    """'reproduced' / 'opposite' / 'not testable at this n' / 'not detectable at this n' / 'not reproduced' for a paper's
-    signed effect, from a paired `test` dict."""
-    if not np.isfinite(paper_effect) or paper_effect == 0: raise CogenError(f"verdict: the paper's effect must be a non-zero number (its sign is the claim), got {paper_effect!r}")
-    for k in ('effect', 'p', 'mde'):
-        if k not in test: raise CogenError(f"verdict: the test result lacks {k!r}; pass the dict of mcnemar or paired_permutation")
-    if test['p'] < alpha and np.sign(test['effect']) == np.sign(paper_effect): return 'reproduced'
-    if test['p'] < alpha: return 'opposite'
-    if test.get('p_min', 0.0) >= alpha:
-        return f"not testable at this n (n={test['n']}: the smallest p this test can give is {test['p_min']:.3g} >= {alpha:g})"
-    if abs(paper_effect) < test['mde']: return f"not detectable at this n (n={test['n']}, minimum detectable effect {test['mde']:.3g})"
-    return f"not reproduced (n={test['n']} could detect {test['mde']:.3g}; p = {format_p(test['p'])})"

@@ -11,13 +11,13 @@ from .core import CogenError, project_root, lib_version, atomic_write_text, FILE
 from .grid import PROFILES, RunFiles, slug_key, source_commit
 
 # %% auto #0
-__all__ = ['RESULT_COLUMNS', 'ROW_SCHEMA', 'VERDICT_COLUMNS', 'HEADLINE_COLUMNS', 'PROVENANCE_PROFILES', 'PROVENANCE_COLUMNS',
-           'THREADS_COLUMN', 'VERIFY_IGNORED_COLUMNS', 'VOLATILE_SUFFIXES', 'VOLATILE_NAMES', 'VERIFY_RTOL',
-           'VERIFY_RULE', 'Recorder', 'notebook_params', 'run_context', 'SavedFigure', 'save_figure', 'SavedTable',
-           'save_table', 'save_verdicts', 'check_headline', 'save_headline', 'read_headlines', 'model_revision',
-           'models_table', 'models_sections', 'models_markdown', 'read_result_files', 'collect_results', 'summary_rows',
-           'provenance_columns', 'committed_dir', 'check_provenance', 'committed_rows', 'SummaryRuns', 'summary_runs',
-           'volatile', 'compare_rows', 'compare_items', 'describe_difference']
+__all__ = ['RESULT_COLUMNS', 'ROW_SCHEMA', 'HEADLINE_COLUMNS', 'PROVENANCE_PROFILES', 'PROVENANCE_COLUMNS', 'THREADS_COLUMN',
+           'VERIFY_IGNORED_COLUMNS', 'VOLATILE_SUFFIXES', 'VOLATILE_NAMES', 'VERIFY_RTOL', 'VERIFY_RULE', 'Recorder',
+           'notebook_params', 'run_context', 'SavedFigure', 'save_figure', 'SavedTable', 'save_table', 'check_headline',
+           'save_headline', 'read_headlines', 'model_revision', 'models_table', 'models_sections', 'models_markdown',
+           'read_result_files', 'collect_results', 'summary_rows', 'provenance_columns', 'committed_dir',
+           'check_provenance', 'committed_rows', 'SummaryRuns', 'summary_runs', 'volatile', 'compare_rows',
+           'compare_items', 'describe_difference']
 
 # %% ../nbs/04a_results.ipynb #07e9bbee
 RESULT_COLUMNS = ['paper', 'model', 'split', 'seed', 'metric', 'value', 'n', 'ci_low', 'ci_high', 'lib_version']
@@ -140,23 +140,6 @@ def save_table(df, out_dir: Path | str, name: str, floatfmt: str = '.1f', captio
     from IPython.display import Markdown
     _show(Markdown(paths[0].read_text()))
     return paths
-
-# %% ../nbs/04a_results.ipynb #db14fc68
-VERDICT_COLUMNS = ('claim', 'paper', 'ours', 'n', 'verdict')
-"The columns of a verdicts table, in order; a row may add more after them (e.g. `test`, `p`, `mde`, `budget`)."
-
-def save_verdicts(rows: list[dict], out_dir: Path | str, caption: str = '') -> SavedTable:
-    """Write `rows` (one dict per claim with `VERDICT_COLUMNS`, text or numbers) as the table `verdicts` in `out_dir`
-    (see `save_table`) and show it. Refuses an empty list, a missing column and an empty verdict."""
-    import pandas as pd
-    if not rows: raise CogenError(f"save_verdicts({out_dir}): no rows; a summary states at least one claim, with verdict 'not run at this budget' if nothing measured it")
-    for i, r in enumerate(rows):
-        miss = [c for c in VERDICT_COLUMNS if c not in r]
-        if miss: raise CogenError(f"save_verdicts({out_dir}): row {i} ({r.get('claim', '?')!r}) lacks {miss}; every row needs {list(VERDICT_COLUMNS)}")
-        if not str(r['verdict']).strip(): raise CogenError(f"save_verdicts({out_dir}): row {i} ({r['claim']!r}) has an empty verdict; say 'not run at this budget' or use metrics.verdict")
-    df = pd.DataFrame(rows)
-    df = df[list(VERDICT_COLUMNS) + [c for c in df.columns if c not in VERDICT_COLUMNS]]
-    return save_table(df, out_dir, 'verdicts', caption=caption or 'Verdicts computed from the rows: one row per claim of the paper.')
 
 # %% ../nbs/04a_results.ipynb #2d5d7b72
 HEADLINE_COLUMNS = ('paper', 'measure', 'model', 'revision', 'profile', 'budget', 'n', 'value', 'ci_low', 'ci_high', 'interval',

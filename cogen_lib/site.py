@@ -440,7 +440,7 @@ def verdicts_section(paper: str, title: str, root: Path | str | None = None) -> 
                 "on the paper's summary page below; every budget with its test, p and minimum detectable effect: `verdicts_details.md`."]
     else:
         body = ([f"From `figures/{paper}/verdicts.md`:", _md_text(f.read_text())] if f.exists() else
-                [f"**No verdicts yet**: `figures/{paper}/verdicts.md` is missing (its summary writes it with `save_verdicts`; "
+                [f"**No verdicts yet**: `figures/{paper}/verdicts.md` is missing (its summary writes it with `claims.save_verdict_tables`; "
                  f"`cogen run {paper} --profile {FIGURE_PROFILES[0]}` runs the summary)."])
     st = committed_status(paper, root)
     body.append('Committed rows:' + ''.join(f"\n- {l}" for l in st) if st else f"Committed rows: none under `results/{paper}/`.")

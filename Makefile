@@ -102,8 +102,9 @@ smoke: $(STAMP) ## One small run of the quickstart and of GroundCocoa, then the 
 
 # Every paper's pages from the committed rows (results/<paper>/<profile>/): the `cpu` summaries, which also show the
 # committed `long` and `paper` rows, executed over them and over any fresh runs here; no run is executed and no model
-# loaded (`cogen run --committed`; runs without committed rows are listed). Then the site, with the library notebooks
-# (SITE_LIBRARY=course or none for fewer).
+# loaded (`cogen run --committed`; runs without committed rows are listed); CGGC's walkthrough reads the committed digest
+# of its graph build (data/cggc/build.json) unless the cache holds the build, so nothing is embedded. Then the site, with
+# the library notebooks (SITE_LIBRARY=course or none for fewer).
 SITE_LIBRARY ?= all
 site: data ## Every paper's pages from the committed rows, no model run (SITE_LIBRARY=all|course|none)
 	$(BIN)/cogen run all --profile cpu --committed

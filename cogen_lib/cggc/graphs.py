@@ -16,7 +16,7 @@ from .data import load_commongen
 # %% auto #0
 __all__ = ['REL_ID', 'MIN_WEIGHT', 'KGIndex', 'build_index', 'triple_weights', 'pair_weights', 'best_triple', 'structure_type',
            'graph_record', 'graph_from_paths', 'nx_graph', 'plain_graph', 'sentence_graph', 'fast_graphs',
-           'commongen_sentences', 'run_graphs', 'prepare', 'build_graphs', 'read_graphs', 'cached_build']
+           'commongen_sentences', 'run_graphs', 'prepare', 'build_graphs', 'read_graphs', 'build_path', 'cached_build']
 
 # %% ../../nbs/cggc/01_graphs.ipynb #c71d9c4e
 REL_ID = {r: i for i, r in enumerate(RELATIONS)}
@@ -434,14 +434,18 @@ def read_graphs(path: Path | str) -> list[dict]:
     return recs
 
 # %% ../../nbs/cggc/01_graphs.ipynb #6e0d2aed
-def cached_build(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hops: int = 0, workers: int = 2, progress: bool = True) -> Path:
-    """The folder of a build with these parameters, built on first use. Keyed by the content of the knowledge graph's
-    source file (its sha256), not by its path: a verification's fresh cache reaches the same ConceptNet through another
-    folder and must find the hours of this build, not redo them."""
+def build_path(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hops: int = 0) -> Path:
+    """The cache folder of the build with these parameters, built or not (built: it holds `stats.json`). Keyed by the
+    content of the knowledge graph's source file (its sha256), not by its path: a verification's fresh cache reaches the
+    same ConceptNet through another folder and must find the hours of this build, not redo them."""
     from cogen_lib.core import cache_dir, stable_hash, sha256_file
     from cogen_lib.cggc.kg import _kg_source
-    src = _kg_source(kg, kg_path)
-    key = stable_hash([kg, sha256_file(src), limit, hops, 3])   # 3: keyed by content (2: the bidirectional search)
-    out = cache_dir('cggc', 'builds')/f'{kg}-{limit or "all"}-h{hops}-{key}'
+    key = stable_hash([kg, sha256_file(_kg_source(kg, kg_path)), limit, hops, 3])   # 3: keyed by content (2: the bidirectional search)
+    return cache_dir('cggc', 'builds')/f'{kg}-{limit or "all"}-h{hops}-{key}'
+
+def cached_build(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hops: int = 0, workers: int = 2, progress: bool = True) -> Path:
+    "The folder of a build with these parameters (`build_path`), built on first use."
+    out = build_path(kg, kg_path, limit, hops)
     if not (out/'stats.json').exists(): build_graphs(out, kg, kg_path, limit, workers, hops, progress=progress)
     return out
+

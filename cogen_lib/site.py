@@ -534,10 +534,11 @@ def check_site(index: Path | str, out: Path | str | None = None) -> list[str]:
 
 # %% ../nbs/06_site.ipynb #c52e1698
 def build_site(out: Path | str | None = None, dest: Path | str | None = None, library: str | bool | list = 'all', quiet: bool = True,
-               committed_root: Path | str | None = None) -> Path:
+               committed_root: Path | str | None = None, workers: int | None = None) -> Path:
     """Build the site from `out/runs/` (default: the project) into `dest` (default `out/_site`); returns its index.html.
     `library`: which library notebooks to render too: 'all' (`library_notebooks()`), 'course', 'none', or a list of paths.
-    `committed_root`: the folder whose committed `figures/` and `results/` the front page reads (default: the project)."""
+    `committed_root`: the folder whose committed `figures/` and `results/` the front page reads (default: the project).
+    `workers`: library notebooks executed at once, each in its own process (default: 2, or 1 on a one-core machine)."""
     try:
         from sphinx.application import Sphinx
         from sphinx.util.console import nocolor
@@ -561,7 +562,11 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
     short = lambda info: info.title.split(':')[0].strip()
     verdicts = [verdicts_section(p, short(paper_info(p, root)), committed_root) for p in sorted(set(papers) | set(list_papers(root)))]   # read (and refused) before any work
     from tqdm.auto import tqdm
-    executed = {p: execute_library(p, root, out) for p in tqdm(libs, desc='site: library notebooks', unit='nb', disable=not libs)}
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max(1, workers or min(2, os.cpu_count() or 1))) as pool:   # each notebook runs in a process of its own
+        futs = {p: pool.submit(execute_library, p, root, out) for p in libs}
+        for p in tqdm(futs, desc='site: library notebooks', unit='nb', disable=not libs): futs[p].result()
+    executed = {p: f.result() for p, f in futs.items()}
     with tempfile.TemporaryDirectory(prefix='cogen-site-') as tmp:
         src = Path(tmp)/'src'; src.mkdir()
         (src/'conf.py').write_text(SITE_CONF)

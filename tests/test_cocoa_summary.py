@@ -88,6 +88,15 @@ def fake_runs(folder: Path, root: Path) -> dict:
             rec.save_items(ev.item_outcomes(rows))
             rec.save()
             out[model, style] = ev.item_outcomes(rows)
+    # a fine-tuned run (our protocol): the model and style of a released run above, told apart only by finetune_questions
+    lm = FakeLM('fake-good-ft', answers, p=lambda lcc: 0.8); lm.texts = texts
+    rows, summary = ev.evaluate_records(qs, lm, 'loglik', rotations=5)
+    params = {**base, 'model': 'fake-good', 'prompt_style': 'loglik', 'per_config': 10, 'limit': 0, 'max_new_tokens': 0,
+              'rotations': 5, 'seed': 0, 'finetune_questions': 20}
+    params.pop('results_path', None)
+    rec = Recorder('cocoa', {**params, 'data': 'generated(per_config=10, seed=0)'}, folder/'model=fake-good_prompt_style=loglik_finetune_questions=20-fake0002.csv')
+    ev.record_results(rec, rows, summary); rec.save_items(ev.item_outcomes(rows)); rec.save()
+    out['fake-good-ft', 'loglik'] = ev.item_outcomes(rows)
     return out
 
 
@@ -248,7 +257,7 @@ def test_letter_bias_and_cost(summary):
     gold = lb[lb.scoring == 'gold letters'].iloc[0]
     assert [gold[L] for L in 'ABCDE'] == ['20.0'] * 5                          # balanced gold letters
     cost = _read(figs, 'cost')
-    assert len(cost) == 10 and set(cost.rotations.astype(str)) == {'5'}
+    assert len(cost) == 11 and set(cost.rotations.astype(str)) == {'5'}
     part = cost[(cost.model == 'fake-constant') & (cost['style'] == 'direct')].iloc[0]
     assert part['model calls'] == '75 of 300 (225 cached)', part['model calls']
     # the 100 s measure the 75 computed calls, which cover 60 x 75/300 = 15 questions (75 prompts)
@@ -275,3 +284,21 @@ def test_headline_is_direct_rotated_accuracy_with_its_baseline(summary):
     paper = h[h.source.str.startswith('paper')]
     assert (ours.baseline.notna() & ours.ci_high.notna()).all() and paper.ci_low.isna().all()
     assert len(paper) == (ev.PAPER_TABLE3['style'] == 'direct').sum() and set(paper.n) == {4849}
+
+
+def test_a_finetuned_run_is_a_model_of_its_own(summary):
+    "A run with finetune_questions > 0 is labelled our protocol everywhere and never pooled with the released model's run."
+    from cogen_lib.cocoa.finetune import model_label
+    items, figs = summary
+    label = model_label('fake-good', 20)
+    assert label.startswith('fake-good + LoRA on 20') and "our protocol, not the paper's zero-shot setting" in label
+    t = _read(figs, 'table3')
+    ours = t[t.source == 'ours (cpu)'].set_index(['model', 'style', 'scoring']).sort_index()
+    for model, key in (('fake-good', ('fake-good', 'loglik')), (label, ('fake-good-ft', 'loglik'))):
+        d = items[key]
+        r = ev.accuracy_interval(d.correct, d.query_id)
+        assert ours.loc[(model, 'loglik', 'letter')]['rotated'] == f"{100 * r['value']:.1f}", model     # each on its own items
+    assert ours.loc[(label, 'loglik', 'letter')]['vs best baseline (rotated)'] == ev.baseline_contrast(ev.vs_best_baseline(items['fake-good-ft', 'loglik'])['rotated'])
+    v = pd.read_csv(figs/'verdicts.csv', keep_default_na=False)
+    assert v.budget.str.startswith(label + ' loglik').any() and v.budget.str.startswith('fake-good loglik').any()
+    assert label in set(_read(figs, 'cost').model) and label in set(_read(figs, 'letter_bias').model)

@@ -94,7 +94,7 @@ def finetune_lora(base: str, questions: list[dict], settings: LoraSettings = Lor
     order = [int(i) for e in range(settings.epochs) for i in np.random.default_rng([settings.seed, e]).permutation(len(questions))]
     start, log = 0, []
     if ckpt.exists():
-        st = torch.load(ckpt, weights_only=False)
+        st = torch.load(ckpt, weights_only=True)      # tensors and plain values only: never a pickle
         set_peft_model_state_dict(model, st['lora']); opt.load_state_dict(st['opt']); torch.set_rng_state(st['rng'])
         start, log = st['step'], st['log']
     model.train(); t0 = time.perf_counter()

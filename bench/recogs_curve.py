@@ -88,7 +88,7 @@ def main():
         tm = S.trained_model(st)
         preds = tm.predict(gen.sentence, batch_size=128 if a.device == 'cpu' else 1024)
         sc = pd.concat([gen, S.score_predictions(preds, gen.lf, a.variant)], axis=1)
-        sc['structure'] = [index_skeleton(p) is not None and index_skeleton(p) == index_skeleton(g) for p, g in zip(preds, gen.lf)]
+        sc['structure'] = [(k := index_skeleton(p)) is not None and k == index_skeleton(g) for p, g in zip(preds, gen.lf)]   # each skeleton once
         sc['collision'] = [index_collision(p) for p in preds]
         dec = time.perf_counter() - t0
         train_s = sum(h['seconds'] for h in st.history)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['FILE_MODE', 'CogenError', 'cli_fail', 'cli_command', 'check_out_path', 'read_text', 'cache_dir', 'temp_env',
-           'project_root', 'mirror_dir', 'sha256_file', 'canonical_json', 'stable_hash', 'CannotWrite', 'cannot_write',
-           'atomic_write_text', 'make_rng', 'seed_everything', 'lib_version']
+           'thread_share', 'project_root', 'mirror_dir', 'sha256_file', 'canonical_json', 'stable_hash', 'CannotWrite',
+           'cannot_write', 'atomic_write_text', 'make_rng', 'seed_everything', 'lib_version']
 
 # %% ../nbs/00_core.ipynb #fb859c5e
 class CogenError(Exception):
@@ -112,6 +112,13 @@ def temp_env(**values: str | None):
         for k, v in old.items():
             if v is None: os.environ.pop(k, None)
             else: os.environ[k] = v
+
+# %% ../nbs/00_core.ipynb #5b057419
+def thread_share(workers: int) -> dict[str, str]:
+    """The environment for one of `workers` processes that compute at once on this machine: each gets its share of the
+    cores for torch's (OpenMP's) threads. Nothing when one process runs or when `OMP_NUM_THREADS` is set already (yours wins)."""
+    if workers <= 1 or os.environ.get('OMP_NUM_THREADS'): return {}
+    return {'OMP_NUM_THREADS': str(max(1, (os.cpu_count() or 1) // workers))}
 
 # %% ../nbs/00_core.ipynb #4f430845
 def _pkg_file() -> str:

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace as with_fields
 from pathlib import Path
 import pandas as pd
-from .core import CogenError, project_root, stable_hash, sha256_file, atomic_write_text, make_rng, cache_dir, temp_env
+from .core import CogenError, project_root, stable_hash, sha256_file, atomic_write_text, make_rng, cache_dir, temp_env, thread_share
 from .grid import (Run, Grid, RunFiles, load_grid, notebook_hash, library_hash, source_commit, notebook_parameters,
                             set_parameters, slug_key, FIGURE_PROFILES)
 from .results import (PROVENANCE_PROFILES, VERIFY_RULE, provenance_columns, check_provenance, committed_dir,
@@ -130,8 +130,13 @@ def _execute_one(run: Run, root: Path, out: Path, lib_h: str, provenance: bool =
     return dict(slug=run.slug, error=None, incomplete=False, cannot_write=False, model_calls=int(df.loc[df.metric == 'model_calls', 'value'].sum()))
 
 # %% ../nbs/04_runner.ipynb #e02b81b3
+def _update_env(env: dict):
+    "A worker process's initializer: `env` into its environment (a module-level function, so `spawn` can pickle it)."
+    os.environ.update(env)
+
 def _outcomes(jobs: list[tuple], executor: str = 'local', workers: int = 1, scheduler: str | None = None):
-    "Run `_execute_one(*args)` for each of `jobs`, yielding outcomes as they finish: here one at a time, here in `workers` processes, or on Dask."
+    """Run `_execute_one(*args)` for each of `jobs`, yielding outcomes as they finish: here one at a time, here in `workers`
+    processes, or on Dask. Local workers each get their `thread_share` of the cores (a Dask scheduler's workers keep their own)."""
     if executor not in EXECUTORS: raise CogenError(f"executor must be one of {EXECUTORS}, got {executor!r}")
     if not isinstance(workers, int) or workers < 1: raise CogenError(f"workers must be a positive int, got {workers!r}")
     if scheduler and executor != 'dask': raise CogenError(f"a scheduler address ({scheduler}) needs executor='dask'")
@@ -140,7 +145,7 @@ def _outcomes(jobs: list[tuple], executor: str = 'local', workers: int = 1, sche
     elif executor == 'local':
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor, as_completed
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context('spawn')) as pool:
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context('spawn'), initializer=_update_env, initargs=(thread_share(workers),)) as pool:
             for f in as_completed([pool.submit(_execute_one, *args) for args in jobs]): yield f.result()
     else:
         try: from distributed import Client, LocalCluster, as_completed
@@ -149,7 +154,8 @@ def _outcomes(jobs: list[tuple], executor: str = 'local', workers: int = 1, sche
         try:
             if scheduler: client = Client(scheduler)
             else:
-                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       env=thread_share(workers))
                 client = Client(cluster)
         except (OSError, TimeoutError) as e: raise CogenError(f"cannot reach the Dask scheduler at {scheduler or 'a new LocalCluster'}: {e}") from e
         try:   # retries=0: a run lost with its worker is redone by the next invocation, never twice at once

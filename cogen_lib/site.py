@@ -8,7 +8,7 @@ import hashlib, io, json, os, re, shutil, subprocess, tempfile, time, warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 import nbformat, yaml
-from .core import CogenError, project_root, lib_version, stable_hash
+from .core import CogenError, project_root, lib_version, stable_hash, thread_share
 from .grid import DEFAULT_NAME_KEYS, FIGURE_PROFILES, RunFiles, list_papers, load_grid, notebook_hash, library_hash, source_commit
 from .results import describe_difference
 
@@ -194,8 +194,9 @@ write_nb(nb, dst)
 """
 "The executor of a library notebook: nbdev_test's own (execnb's `CaptureShell`, same skipped cells, run in the notebook's folder), in a fresh process, keeping the outputs."
 
-def execute_library(nb_path: Path, root: Path, out: Path, timeout: int = 900) -> Path:
-    "Execute one library notebook into `out/runs/_library/<path under nbs>` unless it is fresh; returns the executed copy."
+def execute_library(nb_path: Path, root: Path, out: Path, timeout: int = 900, workers: int = 1) -> Path:
+    """Execute one library notebook into `out/runs/_library/<path under nbs>` unless it is fresh; returns the executed copy.
+    `workers`: how many notebooks execute at once (each gets its `thread_share` of the cores)."""
     import sys
     rel = nb_path.relative_to(root/'nbs')
     f = RunFiles(out, '_library', str(rel.with_suffix('')))
@@ -204,7 +205,8 @@ def execute_library(nb_path: Path, root: Path, out: Path, timeout: int = 900) ->
     if dst.exists() and stamp.exists() and json.loads(stamp.read_text()).get('key') == key: return dst
     dst.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    try: res = subprocess.run([sys.executable, '-c', _EXECUTE, str(nb_path), str(dst), str(root)], cwd=root, capture_output=True, text=True, timeout=timeout)
+    try: res = subprocess.run([sys.executable, '-c', _EXECUTE, str(nb_path), str(dst), str(root)], cwd=root, capture_output=True, text=True, timeout=timeout,
+                             env={**os.environ, **thread_share(workers)})
     except subprocess.TimeoutExpired: raise CogenError(f"{nb_path.relative_to(root)} ran longer than {timeout} s while building the site") from None
     if res.returncode != 0:
         last = [l for l in res.stderr.strip().splitlines() if l.strip()][-1:] or ['(no message)']
@@ -563,8 +565,9 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
     verdicts = [verdicts_section(p, short(paper_info(p, root)), committed_root) for p in sorted(set(papers) | set(list_papers(root)))]   # read (and refused) before any work
     from tqdm.auto import tqdm
     from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(max(1, workers or min(2, os.cpu_count() or 1))) as pool:   # each notebook runs in a process of its own
-        futs = {p: pool.submit(execute_library, p, root, out) for p in libs}
+    n = max(1, workers or min(2, os.cpu_count() or 1))
+    with ThreadPoolExecutor(n) as pool:   # each notebook runs in a process of its own, with its share of the cores
+        futs = {p: pool.submit(execute_library, p, root, out, workers=min(n, len(libs))) for p in libs}
         for p in tqdm(futs, desc='site: library notebooks', unit='nb', disable=not libs): futs[p].result()
     executed = {p: f.result() for p, f in futs.items()}
     with tempfile.TemporaryDirectory(prefix='cogen-site-') as tmp:

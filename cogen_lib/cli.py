@@ -116,6 +116,7 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
         executor: str = typer.Option('local', help="local: runs on this machine; dask: each run is a task on a Dask cluster."),
         workers: int = typer.Option(1, min=1, help='Runs at once (local), or LocalCluster worker processes (dask without --scheduler).'),
         scheduler: Optional[str] = typer.Option(None, help='Address of a running Dask scheduler, e.g. tcp://host:8786 (dask only).'),
+        only: Optional[list[str]] = typer.Option(None, '--only', help='key=value: execute only the runs of the profile with that parameter value (repeatable: all must match), e.g. --only seed=1.'),
         committed: bool = typer.Option(False, '--committed', help='Execute no run: the summaries read the committed rows (and the runs fresh here); runs with neither are listed. What `make site` does (minutes, no model).')):
     "Execute a paper's grid with papermill: fresh runs are skipped, committed rows are used, an interrupted grid resumes; then the summaries, and the table of models across papers (models.md)."
     from cogen_lib.grid import list_papers, load_grid
@@ -125,10 +126,12 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
     papers = list_papers(root) if paper == 'all' else [paper]
     grids = {p: load_grid(p, root) for p in papers}     # the paper's name and its whole grid: milliseconds, before the runner's imports (seconds)
     if paper != 'all': grids[paper].runs(profile)       # and a profile the grid does not have
+    elif only: raise CogenError("run all --only: --only selects runs of one paper's grid; name the paper (cogen run <paper> --only ...)")
     from cogen_lib.claims import load_claims
     for p in papers:                                    # a paper's claim file, checked against its grid before any run
         if (root/'claims'/f'{p}.yaml').exists(): load_claims(p, root)
-    from cogen_lib.runner import run_grid, plan_runs, run_models_table, NotApplicable
+    from cogen_lib.runner import run_grid, plan_runs, select_runs, run_models_table, NotApplicable
+    if only: select_runs(plan_runs(grids[paper], profile, root, models, sets), list(only), paper)   # checked before anything runs
     if models or sets:                                  # every change checked for every paper before anything runs
         skipped = {}
         for p in papers:
@@ -141,7 +144,7 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
         papers = [p for p in papers if p not in skipped]
     try:
         reps = [run_grid(p, profile, out=out, force=force, executor=executor, workers=workers, scheduler=scheduler, models=models, sets=sets,
-                         committed=committed)
+                         committed=committed, only=list(only or []))
                 for p in papers]
         if not any(r.failed for r in reps): run_models_table(profile, out=out, log=typer.echo)   # the models table across papers
     except KeyboardInterrupt: interrupted()

@@ -8,7 +8,7 @@ import ast, json, os, re, shutil, tempfile, threading, time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace as with_fields
 from pathlib import Path
-import pandas as pd
+import pandas as pd, yaml
 from .core import CogenError, project_root, stable_hash, sha256_file, atomic_write_text, make_rng, cache_dir, temp_env, thread_share
 from .grid import (Run, Grid, RunFiles, load_grid, notebook_hash, library_hash, source_commit, notebook_parameters,
                             set_parameters, slug_key, FIGURE_PROFILES)
@@ -18,7 +18,7 @@ from .kernel import run_notebook
 
 # %% auto #0
 __all__ = ['MAX_ERROR_CHARS', 'EXECUTORS', 'VERIFY_SHARED_CACHES', 'MAX_LISTED_DIFFERENCES', 'MODELS_NOTEBOOK', 'GridReport',
-           'is_fresh', 'execute_run', 'check_model_name', 'model_choices', 'NotApplicable', 'plan_runs',
+           'is_fresh', 'execute_run', 'check_model_name', 'model_choices', 'NotApplicable', 'plan_runs', 'select_runs',
            'last_progress', 'heartbeat', 'adopt_old_names', 'run_grid', 'reuse_committed', 'import_results',
            'verify_committed', 'run_summary', 'run_models_table']
 
@@ -246,6 +246,27 @@ def plan_runs(grid: Grid, profile: str, root: Path, models: list[str] = (), sets
     runs = [with_fields(r, params={**r.params, **values[r.notebook]}) for r in runs]   # named as the grid names its runs
     return list({r.slug: r for r in runs}.values())
 
+# %% ../nbs/04_runner.ipynb #37385ec6
+def select_runs(runs: list[Run], only: list[str], paper: str = '') -> list[Run]:
+    """The runs whose parameters match every `key=value` of `only` (`cogen run --only`): the value is read as YAML, so
+    `seed=1` matches the int 1 and `variant=cogs` the string. A malformed item, a key no run has, or a selection that
+    matches no run is an error naming what the runs have."""
+    if not only: return runs
+    want = {}
+    for s in only:
+        k, eq, v = s.partition('='); k = k.strip()
+        if not eq or not k: raise CogenError(f"--only {s!r}: write key=value, e.g. --only seed=1")
+        want[k] = yaml.safe_load(v) if v.strip() else ''
+    keys = sorted({p for r in runs for p in r.params})
+    for k in want:
+        if k not in keys: raise CogenError(f"--only {k}=...: no run of {paper} has a parameter {k!r}; its runs set {', '.join(keys)}")
+    same = lambda a, b: a == b or str(a) == str(b)
+    sel = [r for r in runs if all(k in r.params and same(r.params[k], v) for k, v in want.items())]
+    if not sel:
+        have = '; '.join(f"{k}: {', '.join(sorted({str(r.params[k]) for r in runs if k in r.params}))}" for k in want)
+        raise CogenError(f"--only {' '.join(only)}: no run of {paper} matches; its runs have {have}")
+    return sel
+
 # %% ../nbs/04_runner.ipynb #52f7de6e
 def last_progress(log_path: Path, tail: int = 2000) -> str:
     "The last line a run's kernel log shows (a progress bar's latest state: the text after its last carriage return), or ''."
@@ -298,7 +319,8 @@ def adopt_old_names(grid: Grid, out: Path) -> int:
 # %% ../nbs/04_runner.ipynb #d37d9f09
 def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None, out: Path | str | None = None,
              force: bool = False, summary: bool = True, log=print, executor: str = 'local', workers: int = 1,
-             scheduler: str | None = None, models: list[str] = (), sets: list[str] = (), committed: bool = False) -> GridReport:
+             scheduler: str | None = None, models: list[str] = (), sets: list[str] = (), committed: bool = False,
+             only: list[str] = ()) -> GridReport:
     """Execute `paper`'s `profile` (skipping fresh runs unless `force`), then its summary notebooks. `executor='local'` runs
     `workers` runs at once on this machine; `'dask'` submits each run to a Dask cluster (a `LocalCluster` of `workers`
     processes, or the scheduler at `scheduler`), whose workers must see `root` and `out` at the same paths.
@@ -308,7 +330,7 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     rows are used (`reuse_committed`), with one line saying how many, from where, computed on what. `force` executes
     them again. `models` and `sets` (`cogen run --model/--set`) change the runs (`plan_runs`): such runs have slugs of
     their own, are never committed (they are not runs of the grid), and the summaries show them beside the runs of the
-    profile that are here (fresh or committed).
+    profile that are here (fresh or committed). `only` (`cogen run --only key=value`) keeps the runs it selects (`select_runs`).
 
     `committed` (`cogen run --committed`, what `make site` does) executes no run: the summaries read the committed rows
     and the runs that are fresh under `out`; the runs with neither are listed in one line (`GridReport.absent`), and a
@@ -325,7 +347,7 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     grid = load_grid(paper, root); base = grid.runs(profile)
     moved = adopt_old_names(grid, out)
     if moved: log(f"{paper}: the files of {moved} run(s) under {out} carried an earlier name of their run; renamed to its slug")
-    runs = plan_runs(grid, profile, root, models, sets); lib_h = library_hash(grid.paper)
+    runs = select_runs(plan_runs(grid, profile, root, models, sets), only, paper); lib_h = library_hash(grid.paper)
     ours, order = {r.slug for r in base}, {r.slug: i for i, r in enumerate(runs)}
     custom = [r for r in runs if r.slug not in ours]
     rep, todo = GridReport(), []

@@ -366,8 +366,8 @@ def _device() -> str:
 
 def _cpu_kind() -> list[str]:
     """The CPU's model name and its widest vector instructions (what torch's CPU kernels dispatch on), from
-    `/proc/cpuinfo`; empty where there is none. Training on CPUs of another kind is not bitwise the same: a ReCOGS
-    `long` run re-executed on an AMD EPYC with AVX-512 differed from its committed rows (stop 29), whose device said
+    `/proc/cpuinfo`; empty where there is none. Training on CPUs of another kind is not bitwise the same: a training
+    run re-executed on an AMD EPYC with AVX-512 differed from rows committed from another x86_64 CPU, whose device said
     only 'cpu (x86_64, 2 cores)'."""
     try: info = Path('/proc/cpuinfo').read_text(errors='replace')
     except OSError: return []

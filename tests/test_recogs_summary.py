@@ -29,12 +29,13 @@ def run_params(root: Path) -> dict:
     return {n.target.id: ast.literal_eval(n.value) for n in ast.parse(src).body if isinstance(n, ast.AnnAssign)}
 
 
-def fake_run(folder: Path, root: Path, variant: str, seed: int, provenance: bool = False, dev_rate: float = 0.95, gen: bool = True) -> pd.DataFrame:
+def fake_run(folder: Path, root: Path, variant: str, seed: int, provenance: bool = False, dev_rate: float = 0.95, gen: bool = True,
+             decoding: str = 'greedy') -> pd.DataFrame:
     """Write one synthetic run of the `long` budget (its rows `<slug>.csv` and items `<slug>.items.csv.gz`) into `folder`
     as the run notebook writes them (same parameters, metrics and columns; `dev_rate`: its share right on dev and test;
-    `gen` False: never right on gen, in any category); returns its items."""
+    `gen` False: never right on gen, in any category; `decoding`: the run's decoding parameter); returns its items."""
     params = {**run_params(root), 'variant': variant, 'model': 'transformer', 'seed': seed, 'epochs': 17, 'train_limit': 0,
-              'eval_limit': 0, 'max_len': 512, 'hidden': 128, 'lr': 0.001, 'batch_size': 64, 'chunks': 4}
+              'eval_limit': 0, 'max_len': 512, 'hidden': 128, 'lr': 0.001, 'batch_size': 64, 'chunks': 4, 'decoding': decoding}
     params.pop('results_path', None)
     rng = np.random.default_rng([seed, ['cogs', 'recogs-pos', 'recogs-v2'].index(variant)])
     items = []
@@ -50,7 +51,8 @@ def fake_run(folder: Path, root: Path, variant: str, seed: int, provenance: bool
     else: items['sem'], items['em'] = items.em, 0                                       # renamed variables: no exact match
     items['prediction'] = 'a fake LF'
     items = items[['item', 'split', 'type', 'prediction', 'em', 'sem']].astype({'sem': int})
-    slug = f"variant={variant}_model=transformer_seed={seed}-{'long' if provenance else 'fake'}0001"   # a committed run is another run: its own slug
+    slug = (f"variant={variant}_model=transformer_seed={seed}" + ('' if decoding == 'greedy' else f'_decoding={decoding}')
+            + f"-{'long' if provenance else 'fake'}0001")   # a committed run is another run: its own slug
     rec = Recorder('recogs', params, folder/f'{slug}.csv')
     for split, df in items.groupby('split', sort=True):
         for cat, g in [('', df), *(df.groupby('type', sort=True) if split == 'gen' else [])]:
@@ -90,6 +92,7 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     gold = {sp: convert('recogs-v2', sp, 0).lf for sp in ('dev', 'test', 'gen')}
     unl['prediction'] = [re.sub(r'\b\d+\b', '44', g) if k % 2 else g for k, g in enumerate(gold[sp].iloc[int(i.split(':')[1])] for sp, i in zip(unl.split, unl.item))]
     unl.to_csv(long_dir/'variant=recogs-v2_model=transformer_seed=0-long0001.items.csv.gz', index=False)   # ... yet the gold structure, every other row's entities at index 44
+    fake_run(long_dir, root, 'recogs-v2', 0, provenance=True, decoding='distinct-indices')   # the same training, decoded with distinct indices: learned
     figs = tmp_path/'figures'
     execute_summary(root, own, figs, 'cpu', proj, tmp_path/'kernel.log')
     read = lambda name: pd.read_csv(figs/f'{name}.csv', keep_default_na=False)
@@ -174,6 +177,13 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     assert (r.n, r['SEM (%)'], r['structure, indices abstracted (%)']) == (PER_SPLIT, 0.0, 100.0)
     assert abs(r['two entities, one index (%)'] - collide) < 1e-9 and 40 < collide <= 50
     assert (st.loc['ours: cpu', 'structure, indices abstracted (%)'] == 0).all()     # 'a fake LF' has no structure
+    # the distinct-indices run: a source of its own beside the greedy one (same model, variant, seed), and the claims that name
+    # that decoding judged on it, while the greedy claims keep the greedy run (0 on dev: not testable)
+    DI = 'ours: long (committed), distinct-indices decoding'
+    assert DI in set(st.index.get_level_values('source')) and DI in set(read('fig5_recogs').source)
+    r = v.loc[('recogs-below-cogs-distinct', 'long')]
+    assert r.kind not in ('not run', 'not testable') and int(r.n) == 21 * PER_CAT and '(distinct-indices decoding)' in r.budget, (r.kind, r.budget)
+    assert '(greedy decoding)' in v.loc[('recogs-below-cogs', 'long'), 'budget'] and v.loc[('recogs-below-cogs', 'long'), 'kind'] == 'not testable'
     print(f"synthetic summary: {time.perf_counter() - t0:.1f} s")
 
 

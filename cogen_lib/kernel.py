@@ -69,13 +69,15 @@ def _kernel_loop(log_path: Path) -> asyncio.AbstractEventLoop:
 
 # %% ../nbs/04b_kernel.ipynb #9bd94bb6
 class KernelLogManager(AsyncKernelManager):
-    """The kernel manager of the runner's notebooks: the kernel's own stderr is appended to `log_path` instead of the user's terminal."""
-    log_path = Unicode('', config=True, help="file that receives the kernel's stderr; empty: inherit this process's")
+    """The kernel manager of the runner's notebooks: the kernel's own stdout and stderr are appended to `log_path` instead
+    of the user's terminal, and what the notebook prints (progress bars included) is echoed there as well as sent to the
+    notebook (ipykernel's `quiet=False`), so the log shows where a run is while it runs."""
+    log_path = Unicode('', config=True, help="file that receives the kernel's output; empty: inherit this process's")
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
         if not self.log_path: return await super()._async_launch_kernel(kernel_cmd, **kw)
         Path(self.log_path).parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, 'ab') as f:          # the kernel keeps its own copy of the descriptor
-            return await super()._async_launch_kernel(kernel_cmd, **{**kw, 'stderr': f})
+            return await super()._async_launch_kernel([*kernel_cmd, '--IPKernelApp.quiet=False'], **{**kw, 'stdout': f, 'stderr': f})
 
 # %% ../nbs/04b_kernel.ipynb #42802c0c
 def kernel_args(log_path: Path) -> dict:

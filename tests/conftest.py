@@ -26,7 +26,8 @@ def pytest_configure(config):
     # Under `pytest -n N`, each worker (and the kernels and processes it starts) gets its share of the cores for torch's
     # threads: two workers of two threads each on two cores made the model tests several times slower than one thread each.
     if os.environ.get('PYTEST_XDIST_WORKER_COUNT'):
-        os.environ.setdefault('OMP_NUM_THREADS', str(max(1, (os.cpu_count() or 1) // int(os.environ['PYTEST_XDIST_WORKER_COUNT']))))
+        from cogen_lib.core import thread_share
+        os.environ.update(thread_share(int(os.environ['PYTEST_XDIST_WORKER_COUNT'])))
     config.addinivalue_line('markers', 'xdist_group(name): run with the other tests of group `name`, on one worker, in order')
 
 

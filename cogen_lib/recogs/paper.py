@@ -118,12 +118,10 @@ def paper_effects(anchors: pd.DataFrame | None = None) -> dict[str, float]:
     anchors = author_anchors() if anchors is None else anchors
     t6 = lambda v, c: paper_cell(PAPER_T6['transformer', v][T6_COLS.index(c)])[0]
     lg = lambda v, c: log_mean(anchors, 'transformer', v, c)
-    return {'pos-above-cogs-gen': lg('recogs-pos', 'overall') - lg('cogs', 'overall'),
+    e = {'pos-above-cogs-gen': lg('recogs-pos', 'overall') - lg('cogs', 'overall'),
             'pos-above-cogs-cp-recursion': lg('recogs-pos', 'cp_recursion') - lg('cogs', 'cp_recursion'),
             'recogs-below-pos': lg('recogs (Mar 2023)', 'overall') - lg('recogs-pos', 'overall'),
             'recogs-below-cogs': lg('recogs (Mar 2023)', 'overall') - lg('cogs', 'overall'),
-            'recogs-below-pos-distinct': lg('recogs (Mar 2023)', 'overall') - lg('recogs-pos', 'overall'),
-            'recogs-below-cogs-distinct': lg('recogs (Mar 2023)', 'overall') - lg('cogs', 'overall'),
             'lstm-above-transformer-recogs-objpp': PAPER_F5_TEXT['lstm', 'recogs-v2', 'obj_pp_to_subj_pp'] - PAPER_F5_TEXT['transformer', 'recogs-v2', 'obj_pp_to_subj_pp'],
             **{f'cogs-{k}-near-zero': t6('cogs', c) for k, c in (('objpp', 'obj_pp_to_subj_pp'), ('cp-recursion', 'cp_recursion'), ('pp-recursion', 'pp_recursion'))},
             'token-removal-prim-obj-proper': paper_cell(PAPER_T4['transformer', 'token-removal-1'][1])[0] - paper_cell(PAPER_T4['transformer', 'cogs'][1])[0],
@@ -131,6 +129,7 @@ def paper_effects(anchors: pd.DataFrame | None = None) -> dict[str, float]:
             'concat-pp-recursion': lg('concat-3072', 'pp_recursion') - lg('cogs', 'pp_recursion'),
             'preposing-objpp': t6('preposing', 'obj_pp_to_subj_pp') - t6('cogs', 'obj_pp_to_subj_pp'),
             'participial-easy-objpp': t6('participial-easy', 'obj_pp_to_subj_pp') - t6('cogs', 'obj_pp_to_subj_pp')}
+    return {**e, **{f'{k}-distinct': e[k] for k in ('recogs-below-pos', 'recogs-below-cogs')}}
 
 # %% ../../nbs/recogs/03_paper.ipynb #1bfe9801
 def check_paper_effects(claims, anchors: pd.DataFrame | None = None) -> dict[str, float]:

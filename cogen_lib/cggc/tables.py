@@ -195,11 +195,14 @@ def packaging_table(pk, multi: bool):
 
 # %% ../../nbs/cggc/06_tables.ipynb #f8e9e918
 def verifier_table(va, vb, multi: bool):
-    "Rows of the verifier's accuracy: ours from the `verifier_val_accuracy` rows `va`, the bench's `vb` (or None), the paper's."
+    """Rows of the verifier's accuracy: ours from the `verifier_val_accuracy` rows `va` (one per set of runs and classifier:
+    the runs' `verifier_hidden`, absent or 0 for the logistic regression), the bench's `vb` (or None), the paper's."""
     tv = []
-    for runs, g in va.groupby('runs', sort=True) if len(va) else []:
+    va = va.assign(hidden=pd.to_numeric(va['verifier_hidden'], errors='coerce').fillna(0).astype(int) if 'verifier_hidden' in va else 0)
+    for (runs, hidden), g in va.groupby(['runs', 'hidden'], sort=True) if len(va) else []:
         r = g.iloc[0]; n = int(float(r.n)); p, lo, hi = wilson_ci(int(round(float(r.value) * n)), n)
-        tv.append({'source': 'ours: minilm-l6 + logistic regression' + (f' ({runs})' if multi else ''), 'val accuracy %': f'{100 * p:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]',
+        clf = f'MLP ({hidden} ReLU units)' if hidden else 'logistic regression'
+        tv.append({'source': f'ours: minilm-l6 + {clf}' + (f' ({runs})' if multi else ''), 'val accuracy %': f'{100 * p:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]',
                    'majority baseline %': f'{100 * float(r.majority):.1f}', 'val edges': n, 'val sets': int(float(r.val_sets)), 'train edges': int(float(r.train_edges)),
                    'val references filtered %': 'n/a'})
     for name, c in (vb or {}).get('classifiers', {}).items():   # the same features and split, another classifier beside the library's

@@ -7,7 +7,7 @@ grids/toy.yaml) and `cogen run toy --profile smoke` runs there as a real process
 import` read grids through the same `load_grid` and are checked in-process (typer's CliRunner), with the work they
 would do forbidden. A misspelled paper name is refused before the runner (papermill, pandas) is imported: well under a
 second on a quiet machine."""
-import json, os, subprocess, sys, time
+import json, os, subprocess, sys
 from pathlib import Path
 
 import pytest
@@ -140,13 +140,11 @@ PROBE = ("import atexit, sys\n"
 
 
 def test_misspelled_paper_is_refused_at_once():
-    "`cogen run recgos`: one line naming the closest paper, in well under a second, without importing the runner."
-    t0 = time.monotonic()
+    """`cogen run recgos`: one line naming the closest paper, without importing the runner, papermill or pandas (what
+    makes the refusal take well under a second; a wall-clock bound here would fail on a loaded machine, not on a slow CLI)."""
     r = subprocess.run([str(COGEN), 'run', 'recgos'], cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, 'COLUMNS': '300'})
-    wall = time.monotonic() - t0
     assert r.returncode == 1 and 'Traceback' not in r.stderr, r.stderr
     assert f"error: no grid for paper 'recgos' (did you mean 'recogs'?): {ROOT/'grids'/'recgos.yaml'} does not exist; known papers: [" in one_error_line(r.stderr)
-    assert wall < 1.5, f'cogen run recgos took {wall:.2f} s to refuse the name'
     r = subprocess.run([sys.executable, '-c', PROBE, 'run', 'recgos'], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and 'heavy: []' in r.stderr, r.stderr
 

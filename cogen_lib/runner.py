@@ -466,6 +466,10 @@ def import_results(paper: str, src: Path | str, profile: str = 'paper', root: Pa
         h = sha256_file(f)
         if m.get('status') == 'reused' and m.get('results_sha256') == h and to.exists() and sha256_file(to) == h:
             continue                                 # the committed rows that run used: already here, nothing to import
+        if m.get('status') == 'reused':
+            raise CogenError(f"import: {f}: its manifest {mpath} says the run was not executed there but reused committed rows (status 'reused'), "
+                             f"and the file is not the committed {to.name} any more (those rows were replaced since, or the copy was edited): "
+                             f"nothing of it to import; delete {f.name} and its manifest from {src}, or execute the run there (--force)")
         if m.get('status') != 'ok' or m.get('profile') != profile or m.get('results_sha256') != h:
             raise CogenError(f"import: {f}: its manifest {mpath} does not record a finished {profile!r} run with this file "
                              f"(status {m.get('status')!r}, profile {m.get('profile')!r}); rerun it there")

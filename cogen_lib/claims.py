@@ -547,15 +547,15 @@ def evaluate_claim(claim: Claim, series, seeds: int = 1, alpha: float = 0.05) ->
     missing = [a for a, x in xs.items() if x is None or len(x) == 0]
     if missing: return Verdict('not run', paper_effect=claim.paper_effect, reasons=[f"no scored items of arm {arm_label(claim, missing[0])} at this budget"])
     if claim.comparison.get('seeds') == 'units' and seeds > 1 and claim.effect in ('a - b', 'a') and claim.comparison.get('items') != 'independent':
-        per, n_items = [], 0
+        per, n_items, binary = [], 0, True
         for i in range(seeds):                                        # each seed's effect over the items its arms share
             ys = {a: series(a, m['column'], claim.item_filter(a), seed=i) for a in xs}
             if any(y is None or len(y) == 0 for y in ys.values()): continue
+            binary &= all(_binary(y.to_numpy(float)) for y in ys.values())   # 0/1 outcomes: a difference of shares lies in [-1, 1]
             common = ys['a'].index.intersection(ys['b'].index) if 'b' in ys else ys['a'].index
             n_items = max(n_items, len(common))
             d = ys['a'].loc[common].mean() - (ys['b'].loc[common].mean() if 'b' in ys else 0.0)
             per.append(float(d) * m['scale'])
-        binary = all(_binary(x.to_numpy(float)) for x in xs.values())   # 0/1 outcomes: a difference of shares lies in [-1, 1]
         t = seed_effect(per, alpha, n_items=n_items, bounds=((-m['scale'] if 'b' in xs else 0.0), m['scale']) if binary else None)
         if t is not None and claim.effect == 'a': t = dict(t, test=t['test'].replace('t test', 't interval'), p=math.nan)   # a level: the interval decides
     elif claim.effect == 'a - b' and claim.comparison.get('items') == 'independent':      # two item sets of the same runs (a partition)

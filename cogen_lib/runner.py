@@ -247,23 +247,27 @@ def plan_runs(grid: Grid, profile: str, root: Path, models: list[str] = (), sets
     return list({r.slug: r for r in runs}.values())
 
 # %% ../nbs/04_runner.ipynb #37385ec6
+_UNSET = object()
+
 def select_runs(runs: list[Run], only: list[str], paper: str = '') -> list[Run]:
     """The runs whose parameters match every `key=value` of `only` (`cogen run --only`): the value is read as YAML, so
-    `seed=1` matches the int 1 and `variant=cogs` the string. A malformed item, a key no run has, or a selection that
-    matches no run is an error naming what the runs have."""
+    `seed=1` matches the int 1 and `variant=cogs` the string. A run that leaves a parameter to its notebook has that
+    notebook's default (`Run.defaults`): `decoding=greedy` selects the ReCOGS runs that do not set `decoding`. A malformed
+    item, a key neither a run nor its notebook has, or a selection that matches no run is an error naming what the runs have."""
     if not only: return runs
     want = {}
     for s in only:
         k, eq, v = s.partition('='); k = k.strip()
         if not eq or not k: raise CogenError(f"--only {s!r}: write key=value, e.g. --only seed=1")
         want[k] = yaml.safe_load(v) if v.strip() else ''
-    keys = sorted({p for r in runs for p in r.params})
+    value = lambda r, k: r.params[k] if k in r.params else (r.defaults or {}).get(k, _UNSET)   # what the run executes with
+    keys = sorted({p for r in runs for p in (*r.params, *(r.defaults or {}))})
     for k in want:
         if k not in keys: raise CogenError(f"--only {k}=...: no run of {paper} has a parameter {k!r}; its runs set {', '.join(keys)}")
-    same = lambda a, b: a == b or str(a) == str(b)
-    sel = [r for r in runs if all(k in r.params and same(r.params[k], v) for k, v in want.items())]
+    same = lambda a, b: a is not _UNSET and (a == b or str(a) == str(b))
+    sel = [r for r in runs if all(same(value(r, k), v) for k, v in want.items())]
     if not sel:
-        have = '; '.join(f"{k}: {', '.join(sorted({str(r.params[k]) for r in runs if k in r.params}))}" for k in want)
+        have = '; '.join(f"{k}: {', '.join(sorted({str(value(r, k)) for r in runs if value(r, k) is not _UNSET}))}" for k in want)
         raise CogenError(f"--only {' '.join(only)}: no run of {paper} matches; its runs have {have}")
     return sel
 

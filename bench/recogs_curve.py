@@ -12,7 +12,7 @@ last one). After every epoch, the model decodes `--eval-limit` gen rows per cate
 experiment notebook scores with that eval_limit and seed; with `--eval-split dev`, that many dev rows) and scores exact
 match, SEM, the structure with indices abstracted (`index_skeleton`) and the index-collision rate (`index_collision`).
 With `--checkpoint` every epoch is saved where the library's `train` keeps it (`checkpoint_dir`), and a run resumes from
-it: a run whose flags match a grid entry leaves a finished model that `cogen run` decodes without training again. The run stops early once
+it (keeping the rows its earlier epochs wrote to `--out`): a run whose flags match a grid entry leaves a finished model that `cogen run` decodes without training again. The run stops early once
 the training time passes `--budget-min` minutes. Note: a point before the last epoch is taken mid-schedule (learning
 rate not yet decayed); a run planned to end at that epoch would decay earlier and usually score a little higher there.
 Training time is recorded twice: wall-clock seconds on this machine as it was (shared with other work; the `load1`
@@ -79,6 +79,13 @@ def main():
     print(f"{cfg}\n{len(train)} train rows, {len(gen)} gen rows, {S.n_params(st.model):,} parameters, "
           f"{torch.get_num_threads()} thread(s)", flush=True)
     out, rows, cpu_s = Path(a.out), [], 0.0
+    if st.epoch and out.exists():        # resumed: keep the points this run wrote before, drop any past the checkpoint
+        prev = pd.read_csv(out)
+        mine = (prev.variant == a.variant) & (prev.model == a.model) & (prev.hidden == cfg.hidden) & (prev.batch_size == cfg.batch_size) \
+            & (prev.lr == cfg.lr) & (prev.seed == cfg.seed) & (prev.epochs_planned == cfg.epochs) & (prev.train_rows == len(train))
+        rows = prev[~mine | (prev.epoch <= st.epoch)].to_dict('records')
+        if (mine & (prev.epoch == st.epoch)).any(): cpu_s = float(prev[mine & (prev.epoch == st.epoch)].train_cpu_seconds.iloc[0])
+        print(f"resumed at epoch {st.epoch}: kept {len(rows)} rows of {out}", flush=True)
     for _ in range(st.epoch, cfg.epochs):
         c0 = time.process_time()
         rec = S.train_epoch(st)

@@ -44,12 +44,15 @@ class Run:
     def key(self) -> str:
         "The hash of the notebook and parameters (8 hex digits) that ends the slug: what tells runs apart, under every naming."
         return stable_hash([self.notebook, self.params], 8)
+    def value(self, k: str, missing=None):
+        "What the run executes `k` with: its parameter, else its notebook's default (`defaults`), else `missing`."
+        return self.params[k] if k in self.params else (self.defaults or {}).get(k, missing)
     def named(self) -> dict:
         """The parameters the slug names, in order: the `name_keys` (a key the run leaves at its default, with that
         default), then every other parameter whose value differs from the notebook's default (all of them when the
         defaults are unknown, and those whose default is not a Python literal)."""
         d = self.defaults if self.defaults is not None else {}
-        out = {k: self.params[k] if k in self.params else d[k] for k in self.name_keys if k in self.params or k in d}
+        out = {k: self.value(k) for k in self.name_keys if k in self.params or k in d}
         for k, v in self.params.items():
             if k not in out and not (self.defaults is not None and k in d and _same_value(v, d[k])): out[k] = v
         return out

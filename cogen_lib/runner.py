@@ -260,7 +260,7 @@ def select_runs(runs: list[Run], only: list[str], paper: str = '') -> list[Run]:
         k, eq, v = s.partition('='); k = k.strip()
         if not eq or not k: raise CogenError(f"--only {s!r}: write key=value, e.g. --only seed=1")
         want[k] = yaml.safe_load(v) if v.strip() else ''
-    value = lambda r, k: r.params[k] if k in r.params else (r.defaults or {}).get(k, _UNSET)   # what the run executes with
+    value = lambda r, k: r.value(k, _UNSET)   # what the run executes with
     keys = sorted({p for r in runs for p in (*r.params, *(r.defaults or {}))})
     for k in want:
         if k not in keys: raise CogenError(f"--only {k}=...: no run of {paper} has a parameter {k!r}; its runs set {', '.join(keys)}")

@@ -11,7 +11,8 @@ from ..core import CogenError, atomic_write_text
 from .kg import RELATIONS
 
 # %% auto #0
-__all__ = ['verification_examples', 'pair_features', 'RelationVerifier', 'verify_outputs', 'store_embed', 'build_verifier']
+__all__ = ['verification_examples', 'pair_features', 'check_hidden', 'RelationVerifier', 'verify_outputs', 'store_embed',
+           'build_verifier']
 
 # %% ../../nbs/cggc/05_verify.ipynb #1aa85545
 def verification_examples(recs: list[dict]) -> list[tuple[str, str, str, str]]:
@@ -30,14 +31,20 @@ def pair_features(H: np.ndarray, T: np.ndarray, S: np.ndarray) -> np.ndarray:
     if not (H.shape == T.shape == S.shape): raise CogenError(f"head, tail and sentence embeddings must have the same shape, got {H.shape}, {T.shape}, {S.shape}")
     return np.concatenate([S, H, T, S * H, S * T, H * T], axis=1).astype(np.float32)
 
+# %% ../../nbs/cggc/05_verify.ipynb #6bdfd0d4
+def check_hidden(hidden, name: str = 'hidden') -> int:
+    "`hidden` as an int if it names a verifier layer (0: logistic regression; N > 0: N ReLU units), else a `CogenError` naming `name`."
+    if isinstance(hidden, bool) or not isinstance(hidden, (int, np.integer)) or hidden < 0:
+        raise CogenError(f"{name}={hidden!r}: give 0 (logistic regression) or a positive number of hidden units, e.g. 512")
+    return int(hidden)
+
 # %% ../../nbs/cggc/05_verify.ipynb #ef6868cb
 class RelationVerifier:
     "Appendix D's verification model: the relation between (head, tail) that a sentence expresses, from its embeddings."
     def __init__(self, embed, C: float = 1.0, max_iter: int = 500, seed: int = 0, hidden: int = 0, alpha: float = 1e-4):
         "`hidden` 0: a logistic regression layer (`C`, L-BFGS); N: one hidden layer of N ReLU units (scikit-learn's MLP, Adam, L2 `alpha`, early stopping)."
-        if isinstance(hidden, bool) or not isinstance(hidden, (int, np.integer)) or hidden < 0:
-            raise CogenError(f"RelationVerifier: hidden={hidden!r} must be 0 (logistic regression) or a positive number of units")
-        self.embed, self.C, self.max_iter, self.seed, self.hidden, self.alpha = embed, C, max_iter, seed, int(hidden), alpha
+        self.embed, self.C, self.max_iter, self.seed, self.alpha = embed, C, max_iter, seed, alpha
+        self.hidden = check_hidden(hidden)
         self.W = self.b = self.W1 = self.b1 = None; self.classes = np.array(RELATIONS)
 
     def features(self, examples) -> np.ndarray:

@@ -224,7 +224,8 @@ def verify(paper: str = typer.Argument(..., help="A paper with committed rows (e
            profile: str = typer.Option('cpu', help='The committed profile to verify: cpu, long or paper.'),
            runs: int = typer.Option(1, min=1, help='How many committed runs to execute again, drawn at random.'),
            seed: int = typer.Option(0, min=0, help='Seed of the draw (the same seed draws the same runs).'),
-           out: Optional[Path] = typer.Option(None, help='Where the runs are executed (default: a temporary folder, removed when they match).')):
+           out: Optional[Path] = typer.Option(None, help='Where the runs are executed (default: a temporary folder, removed when they match).'),
+           only: Optional[list[str]] = typer.Option(None, '--only', help='key=value: draw only among the committed runs with that parameter value (repeatable: all must match), e.g. --only n_test=560.')):
     """Execute committed runs again (drawn at random, seeded) and compare their rows with the committed ones; exit status
     1 on any difference, listed row by row. Writes results/<paper>/<profile>/VERIFIED.json."""
     from cogen_lib.grid import list_papers, load_grid
@@ -235,6 +236,7 @@ def verify(paper: str = typer.Argument(..., help="A paper with committed rows (e
     committed_dir('all', profile)                                       # a profile that is not committed: refused here
     papers = [paper] if paper != 'all' else [p for p in list_papers() if any(committed_dir(p, profile).glob('*.csv'))]
     if not papers: raise CogenError(f"verify all --profile {profile}: no paper has committed {profile!r} rows (results/<paper>/{profile}/*.csv)")
-    try: recs = [verify_committed(p, profile, runs, seed, out=out, log=typer.echo) for p in papers]
+    if only and paper == 'all': raise CogenError("verify all --only: --only selects runs of one paper's grid; name the paper (cogen verify <paper> --only ...)")
+    try: recs = [verify_committed(p, profile, runs, seed, out=out, log=typer.echo, only=list(only or [])) for p in papers]
     except KeyboardInterrupt: interrupted()
     if not all(r['ok'] for r in recs): raise typer.Exit(1)

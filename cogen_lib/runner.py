@@ -513,12 +513,13 @@ MAX_LISTED_DIFFERENCES = 1000
 "How many differences VERIFIED.json lists (it counts them all); `cogen verify` prints every differing row, and the first 20 differing items of each run."
 
 def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, root: Path | str | None = None,
-                     out: Path | str | None = None, log=print) -> dict:
+                     out: Path | str | None = None, log=print, only: list[str] = ()) -> dict:
     """Re-execute `runs` of the committed runs of `paper`'s `profile` (`committed_dir`), drawn with `make_rng(seed)`, into
     `out` (default: a temporary folder, removed when everything matched), with fresh caches (`VERIFY_SHARED_CACHES`),
     and compare their rows and per-item files with the committed ones: identical but for `results.VERIFY_RULE` (the
     provenance columns and the metrics and columns that measure time or cache state). Writes the outcome to
-    `VERIFIED.json` beside the committed rows and returns it; `ok` is False when any row differs or a run fails."""
+    `VERIFIED.json` beside the committed rows and returns it; `ok` is False when any row differs or a run fails. `only` (`cogen verify --only key=value`) draws among the committed
+    runs that `select_runs` keeps."""
     root = Path(root).resolve() if root else project_root()
     grid = load_grid(paper, root); cdir = committed_dir(grid.paper, profile, root)
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1: raise CogenError(f"verify: runs must be a positive int, got {runs!r}")
@@ -528,6 +529,9 @@ def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, roo
     by_key = {r.key: r for r in grid.runs(profile)}                     # a committed file named by any name of its run
     named = {slug_key(s): s for s in committed}
     cands = [named[k] for k in by_key if k in named]                     # in the grid's order
+    if only and cands:                                                   # a malformed or unmatched --only is an error before any work
+        keep = {r.key for r in select_runs([by_key[slug_key(s)] for s in cands], list(only), f"the committed {profile!r} rows of {paper}")}
+        cands = [s for s in cands if slug_key(s) in keep]
     stale = [s for s in committed if slug_key(s) not in by_key]
     if not cands: raise CogenError(f"verify {paper}/{profile}: none of the {len(committed)} committed run(s) in {rel(cdir)}/ is a run of "
                                    f"grids/{paper}.yaml's {profile!r} profile now; rerun the profile (its grid or parameters changed)")
@@ -535,7 +539,8 @@ def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, roo
     rows = {s: check_provenance(cdir/f'{s}.csv') for s in chosen}        # a bad committed file stops us before any work
     vout = Path(out).resolve() if out else Path(tempfile.mkdtemp(prefix=f'cogen-verify-{grid.paper}-'))
     left = _cache_leftovers(vout/'cache', grid.verify_caches)                                # an interrupted verification into the same `out`
-    log(f"verify {paper}/{profile}: re-executing {len(chosen)} of the {len(cands)} committed run(s) in {rel(cdir)}/, drawn with seed {seed}, "
+    log(f"verify {paper}/{profile}: re-executing {len(chosen)} of the {len(cands)} committed run(s) in {rel(cdir)}/"
+        + (f" that match --only {' '.join(only)}" if only else '') + f", drawn with seed {seed}, "
         f"into {vout}, with an empty model-call cache and no trained checkpoints"
         + (f"; resuming: {vout/'cache'} already holds {', '.join(left)}, which only an earlier verification into {vout} computed" if left else ''))
     log(f"verify {paper}/{profile}: {VERIFY_RULE}")
@@ -566,9 +571,9 @@ def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, roo
             for x in [x for x in d if x['file'] != 'items'] + items[:20]:
                 log(f"  {describe_difference(x)}")
             if len(items) > 20: log(f"  ... and {len(items) - 20} more differing item cell(s) of {slug} (VERIFIED.json lists up to {MAX_LISTED_DIFFERENCES})")
-    rec = dict(paper=grid.paper, profile=profile, command=f"cogen verify {paper} --profile {profile} --runs {runs} --seed {seed}",
+    rec = dict(paper=grid.paper, profile=profile, command=f"cogen verify {paper} --profile {profile} --runs {runs} --seed {seed}" + ''.join(f" --only {o}" for o in only),
                when=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), commit=source_commit(root), device=_device(), seed=seed, resumed=bool(left),
-               runs_requested=runs, committed_runs=len(committed), not_in_grid=stale, rule=VERIFY_RULE, ok=not diffs, checked=checked,
+               runs_requested=runs, only=list(only), committed_runs=len(committed), not_in_grid=stale, rule=VERIFY_RULE, ok=not diffs, checked=checked,
                differences_total=len(diffs), differences=diffs[:MAX_LISTED_DIFFERENCES])
     atomic_write_text(cdir/'VERIFIED.json', json.dumps(rec, indent=1, allow_nan=False) + '\n')
     n_ok = sum(c['ok'] for c in checked)

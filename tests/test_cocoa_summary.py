@@ -10,8 +10,10 @@ import pytest
 from cogen_lib.results import Recorder
 from cogen_lib.cocoa import evaluate as ev
 from cogen_lib.cocoa.generate import generate
+from cogen_lib.cocoa.finetune import record_loss_curve
 
 NB = 'nbs/cocoa/summary.ipynb'
+FT_LOG = [dict(step=i, loss=2.0 - i / 30, seconds=10.0 * i) for i in range(45)]   # a fake fine-tuning log: 45 steps, falling loss
 STYLES_RUN = {'direct': 0, 'loglik': 0, 'cot-partial': 30, 'cot-full': 30, 'least-to-most': 30}   # style -> limit (0: all 60)
 
 
@@ -95,7 +97,8 @@ def fake_runs(folder: Path, root: Path) -> dict:
               'rotations': 5, 'seed': 0, 'finetune_questions': 20}
     params.pop('results_path', None)
     rec = Recorder('cocoa', {**params, 'data': 'generated(per_config=10, seed=0)'}, folder/'model=fake-good_prompt_style=loglik_finetune_questions=20-fake0002.csv')
-    ev.record_results(rec, rows, summary); rec.save_items(ev.item_outcomes(rows)); rec.save()
+    ev.record_results(rec, rows, summary); rec.save_items(ev.item_outcomes(rows))
+    record_loss_curve(rec, FT_LOG); rec.save()                                  # its training loss, as the run notebook records it
     out['fake-good-ft', 'loglik'] = ev.item_outcomes(rows)
     return out
 
@@ -284,6 +287,21 @@ def test_headline_is_direct_rotated_accuracy_with_its_baseline(summary):
     paper = h[h.source.str.startswith('paper')]
     assert (ours.baseline.notna() & ours.ci_high.notna()).all() and paper.ci_low.isna().all()
     assert len(paper) == (ev.PAPER_TABLE3['style'] == 'direct').sum() and set(paper.n) == {4849}
+
+
+def test_finetune_loss_beside_accuracy_and_shortcut(summary):
+    "The fine-tuned run's loss curve (first and last 20 steps) beside its rotated accuracy and the shortcut on its items."
+    from cogen_lib.cocoa.finetune import model_label
+    items, figs = summary
+    t = pd.read_csv(figs/'finetune_loss.csv')
+    assert list(t.model) == [model_label('fake-good', 20)] and t.steps.tolist() == [len(FT_LOG)], t
+    first, last = [x['loss'] for x in FT_LOG[:20]], [x['loss'] for x in FT_LOG[40:]]
+    assert abs(t.loss_first_window[0] - sum(first) / 20) < 1e-9 and abs(t.loss_last_window[0] - sum(last) / len(last)) < 1e-9
+    d = items['fake-good-ft', 'loglik']
+    r = ev.accuracy_interval(d.correct, d.query_id)
+    assert abs(t.accuracy[0] - 100 * r['value']) < 1e-9 and t.n[0] == len(d)
+    assert abs(t.shortcut[0] - 100 * (d.shortcut == d.gold).mean()) < 1e-9, (t.shortcut[0], (d.shortcut == d.gold).mean())
+    assert (figs/'finetune_loss.png').stat().st_size > 10_000
 
 
 def test_a_finetuned_run_is_a_model_of_its_own(summary):

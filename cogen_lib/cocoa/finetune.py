@@ -13,7 +13,8 @@ from .evaluate import question_prompt, select_questions, LOGLIK_LEAD
 
 # %% auto #0
 __all__ = ['TRAIN_SEED_OFFSET', 'PROTOCOL_LABEL', 'source_query', 'training_questions', 'training_example', 'LoraSettings',
-           'finetune_key', 'finetune_lora', 'finetuned_lm', 'check_finetune_questions', 'model_label']
+           'finetune_key', 'finetune_lora', 'finetuned_lm', 'loss_curve', 'record_loss_curve',
+           'check_finetune_questions', 'model_label']
 
 # %% ../../nbs/cocoa/06_finetune.ipynb #608ec163
 def source_query(rec: dict) -> str:
@@ -123,6 +124,20 @@ def finetuned_lm(ft: dict):
     "The `HFLM` of a `finetune_lora` result at its own revision, so that its model calls are cached apart from the base model's."
     from cogen_lib.models import model_spec, HFLM
     return HFLM.load(model_spec(str(ft['folder']), revision=ft['revision']))
+
+# %% ../../nbs/cocoa/06_finetune.ipynb #0c889088
+def loss_curve(log: list[dict], window: int = 20) -> list[dict]:
+    "Mean training loss of a `finetune_lora` log over consecutive windows of `window` steps: `first`, `last` (steps), `steps`, `loss`."
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1: raise CogenError(f"loss_curve: window={window!r} must be an int >= 1")
+    if not log: raise CogenError("loss_curve: the fine-tuning log is empty (no step was trained)")
+    return [dict(first=int(w[0]['step']), last=int(w[-1]['step']), steps=len(w), loss=float(np.mean([x['loss'] for x in w])))
+            for w in (log[i:i + window] for i in range(0, len(log), window))]
+
+# %% ../../nbs/cocoa/06_finetune.ipynb #05324e20
+def record_loss_curve(rec, log: list[dict], window: int = 20) -> list[dict]:
+    "Add the `loss_curve` of a fine-tuning `log` to a run's `Recorder` as `finetune_loss` rows (analysis `finetune`; `step`: the window's last)."
+    return [rec.add('finetune_loss', w['loss'], n=w['steps'], analysis='finetune', level=f"steps {w['first']}-{w['last']}", step=w['last'])
+            for w in loss_curve(log, window)]
 
 # %% ../../nbs/cocoa/06_finetune.ipynb #65152a17
 def check_finetune_questions(n) -> int:

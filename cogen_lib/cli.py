@@ -14,7 +14,7 @@ from .cliutil import plain_param, PlainCommand, PlainGroup   # the CLI helpers p
 
 # %% auto #0
 __all__ = ['app', 'data_app', 'results_app', 'paper_packages', 'paper_help', 'paper_command', 'PaperGroup', 'data_list',
-           'data_fetch', 'run', 'site', 'export', 'interrupted', 'main', 'results_import', 'verify']
+           'data_fetch', 'only_one_paper', 'run', 'site', 'export', 'interrupted', 'main', 'results_import', 'verify']
 
 # %% ../nbs/05_cli.ipynb #ffcb5d5b
 def paper_packages() -> list[str]:
@@ -104,6 +104,12 @@ def data_fetch(sources: Optional[list[str]] = typer.Argument(None, help='Sources
     names = sources or sorted({s.source for s in all_sources()})
     for n in names: typer.echo(f"{n}: {fetch_source(n)}")
 
+# %% ../nbs/05_cli.ipynb #4de44084
+def only_one_paper(command: str, paper: str, only) -> None:
+    "Refuse `--only` with `all`: it selects runs of one paper's grid (`cogen run` and `cogen verify`)."
+    if only and paper == 'all':
+        raise CogenError(f"{command} all --only: --only selects runs of one paper's grid; name the paper (cogen {command} <paper> --only ...)")
+
 # %% ../nbs/05_cli.ipynb #9d1a34cc
 @app.command('run')
 @cli_command
@@ -126,7 +132,7 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
     papers = list_papers(root) if paper == 'all' else [paper]
     grids = {p: load_grid(p, root) for p in papers}     # the paper's name and its whole grid: milliseconds, before the runner's imports (seconds)
     if paper != 'all': grids[paper].runs(profile)       # and a profile the grid does not have
-    elif only: raise CogenError("run all --only: --only selects runs of one paper's grid; name the paper (cogen run <paper> --only ...)")
+    only_one_paper('run', paper, only)
     from cogen_lib.claims import load_claims
     for p in papers:                                    # a paper's claim file, checked against its grid before any run
         if (root/'claims'/f'{p}.yaml').exists(): load_claims(p, root)
@@ -236,7 +242,7 @@ def verify(paper: str = typer.Argument(..., help="A paper with committed rows (e
     committed_dir('all', profile)                                       # a profile that is not committed: refused here
     papers = [paper] if paper != 'all' else [p for p in list_papers() if any(committed_dir(p, profile).glob('*.csv'))]
     if not papers: raise CogenError(f"verify all --profile {profile}: no paper has committed {profile!r} rows (results/<paper>/{profile}/*.csv)")
-    if only and paper == 'all': raise CogenError("verify all --only: --only selects runs of one paper's grid; name the paper (cogen verify <paper> --only ...)")
+    only_one_paper('verify', paper, only)
     try: recs = [verify_committed(p, profile, runs, seed, out=out, log=typer.echo, only=list(only or [])) for p in papers]
     except KeyboardInterrupt: interrupted()
     if not all(r['ok'] for r in recs): raise typer.Exit(1)

@@ -518,8 +518,8 @@ def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, roo
     `out` (default: a temporary folder, removed when everything matched), with fresh caches (`VERIFY_SHARED_CACHES`),
     and compare their rows and per-item files with the committed ones: identical but for `results.VERIFY_RULE` (the
     provenance columns and the metrics and columns that measure time or cache state). Writes the outcome to
-    `VERIFIED.json` beside the committed rows and returns it; `ok` is False when any row differs or a run fails. `only` (`cogen verify --only key=value`) draws among the committed
-    runs that `select_runs` keeps."""
+    `VERIFIED.json` beside the committed rows and returns it; `ok` is False when any row differs or a run fails. With
+    `only` (`cogen verify --only key=value`) the draw is among the committed runs that `select_runs` keeps."""
     root = Path(root).resolve() if root else project_root()
     grid = load_grid(paper, root); cdir = committed_dir(grid.paper, profile, root)
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1: raise CogenError(f"verify: runs must be a positive int, got {runs!r}")

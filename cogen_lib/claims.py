@@ -27,7 +27,7 @@ KINDS = {
     'inconclusive': "not significant, and our 95% interval covers both no effect and the paper's effect: these data cannot tell them apart",
     'not reproduced': "our 95% interval excludes the paper's effect and is compatible with no effect or the other direction",
     'opposite': "significant in the direction opposite to the paper's",
-    'not testable': "a precondition fails (the model at its floor, not above the baseline), the outcomes have no variance, or no outcome of the test at this n could reach alpha: the row says which",
+    'not testable': "a precondition is not met (the model at its floor, not above the baseline), the outcomes have no variance, or no outcome of the test at this n could reach alpha: the row says which",
     'not run': "no run of ours measures this claim at this budget",
 }
 "The headline kinds of a verdict, each with its one-sentence definition (the site prints them)."
@@ -115,7 +115,7 @@ def judge(stats: dict | None, paper_effect: float | None, form: str = 'differenc
     if form == 'level' and (math.isnan(_num(level)) or math.isnan(P) or P == _num(level)):
         raise CogenError(f"judge: a level claim needs its level and the paper's value on one side of it, got level={level!r}, paper={paper_effect!r}")
     failed = [(n, d) for n, ok, d in _preconditions(preconditions) if not ok]
-    if failed: return V('not testable', [f"precondition fails: {n}" + (f" ({d})" if d else '') for n, d in failed], preconditions_met=False)
+    if failed: return V('not testable', [f"precondition not met: {n}" + (f"; {d}" if d else '') for n, d in failed], preconditions_met=False)
     if form == 'level' and not _preconditions(preconditions):
         return V('not testable', ["a level claim needs its competence floor (a precondition in the claim file); none is declared"], preconditions_met=False)
     scale = max(1.0, abs(e), abs(lo) if not math.isnan(lo) else 0.0, abs(hi) if not math.isnan(hi) else 0.0)
@@ -521,17 +521,17 @@ def check_precondition(claim: Claim, pre: dict, series, seeds: int = 1, alpha: f
         on = _filter_text(pre.get('items') or {})
         x = series(arm, m['column'], where)
         if pre['kind'] == 'above_level':
-            name = f"{arm_label(claim, arm)} above {fmt_num(pre['level'], m['digits'], False)} {m['unit']} on {m['label']}" + (f" ({on})" if on else '')
+            name = f"{arm_label(claim, arm)} above {fmt_num(pre['level'], m['digits'], False)} {m['unit']} on {m['label']}" + (f", items {on}" if on else '')
             t = level_effect(x, pre['level'], m['scale'], seeds, alpha) if x is not None and len(x) >= 2 else None
             if t is None: out.append((name, False, 'no per-item outcomes on those items')); continue
-            out.append((name, bool(t['ci_low'] > pre['level']), f"{fmt_ci(t['effect'], t['ci_low'], t['ci_high'], m['digits'], m['unit'], signed=False)}, n = {t['n']}"))
+            out.append((name, bool(t['ci_low'] > pre['level']), f"measured {fmt_ci(t['effect'], t['ci_low'], t['ci_high'], m['digits'], m['unit'], signed=False)}, n = {t['n']}"))
             continue
-        name = f"{arm_label(claim, arm)} above {m['baseline']} on {m['label']}" + (f" ({on})" if on else '')
+        name = f"{arm_label(claim, arm)} significantly above {m['baseline']} on {m['label']}" + (f", items {on}" if on else '')
         y = series(arm, m['baseline'], where)
         t = paired_effect(x, y, m['scale'], seeds) if x is not None and y is not None else None
         if t is None: out.append((name, False, 'no per-item outcomes of the model and the baseline on the same items')); continue
         ok = t['p'] < alpha and t['effect'] > 0
-        out.append((name, ok, f"{fmt_num(t['effect'], m['digits'])} {m['unit']}, p {format_p(t['p'])}"))
+        out.append((name, ok, f"measured a difference of {fmt_num(t['effect'], m['digits'])} {m['unit']}, p {format_p(t['p'])}"))
     return out
 
 def evaluate_claim(claim: Claim, series, seeds: int = 1, alpha: float = 0.05) -> Verdict:

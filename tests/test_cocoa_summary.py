@@ -208,7 +208,7 @@ def test_verdicts_follow_the_items(summary):
     assert row('cot-partial-vs-direct', 'fake-good cot-partial').kind in ('reproduced', 'direction reproduced, size differs')
     assert row('least-to-most-vs-direct', 'fake-good least-to-most').kind in ('reproduced', 'direction reproduced, size differs')
     const = row('complexity-lcc', 'fake-constant loglik')             # a constant letter: its items say nothing about the questions
-    assert const.kind == 'not testable' and 'precondition fails' in const.why, const.to_dict()
+    assert const.kind == 'not testable' and 'precondition not met' in const.why, const.to_dict()
     assert not v.why.str.contains('Error|Traceback|group_contrast').any()          # no raw exception message as a verdict
     assert (v[v.shown.astype(str) == 'True'].kind != '').all() and v[v.claim_id == 'headline-spread'].kind.tolist() == ['not testable']
 
@@ -232,7 +232,7 @@ def test_constant_answer_is_not_testable(summary):
     assert set(ev.claim_units(d).correct) == {0.2}
     rows = {r['claim'].id: r['verdict'] for r in judge({('c', 'loglik'): d})}
     assert rows['complexity-lcc'].kind == rows['atypical-worse'].kind == 'not testable'
-    assert 'precondition fails' in rows['complexity-lcc'].why                  # the shortcut beats 20% here
+    assert 'precondition not met' in rows['complexity-lcc'].why                  # the shortcut beats 20% here
     worse = d.assign(shortcut=np.where(d.gold == 'A', 'B', 'A'))                # a shortcut that is always wrong: the floor passes
     rows = {r['claim'].id: r['verdict'] for r in judge({('c', 'loglik'): worse})}
     for cid in ('complexity-lcc', 'atypical-worse'):

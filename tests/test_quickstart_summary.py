@@ -111,7 +111,7 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     assert list(v.columns[:11]) == ['claim_id', 'claim', 'kind', 'effect', 'ci_low', 'ci_high', 'paper_effect', 'n', 'p', 'mde', 'budget']
     v = v.set_index('claim_id')
     assert set(v.index) == {'exact-match-smollm2', 'exact-match-gemma3', 'token-f1-above-baseline'}
-    assert v.loc['exact-match-smollm2', 'kind'] == 'not testable' and 'precondition fails' in v.loc['exact-match-smollm2', 'why']   # at 0%: the floor
+    assert v.loc['exact-match-smollm2', 'kind'] == 'not testable' and 'precondition not met' in v.loc['exact-match-smollm2', 'why']   # at 0%: the floor
     good = pd.concat([items['gemma3-270m', 0], items['gemma3-270m', 1]])
     k = int(good.em.sum()); ci = stats.binomtest(k, 2 * N).proportion_ci(method='wilson')
     g = v.loc['exact-match-gemma3']

@@ -155,10 +155,10 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     # "ReCOGS is harder": testable where ReCOGS is learned in distribution (cpu), not where it is 0 on dev (long), whatever the gap
     assert v.loc[('recogs-below-cogs', 'cpu'), 'kind'] != 'not testable' and v.loc[('recogs-below-cogs', 'cpu'), 'effect'] < 0
     r = v.loc[('recogs-below-cogs', 'long')]
-    assert r.kind == 'not testable' and r.why.startswith('precondition fails: recogs-v2 above 50') and 'on dev' in r.why and '0.0 [0.0,' in r.why, r.why
+    assert r.kind == 'not testable' and r.why.startswith('precondition not met: recogs-v2 above 50') and 'on dev' in r.why and '0.0 [0.0,' in r.why, r.why
     # ... and "in distribution, near COGS" is not judged on that model either: at 0 on dev it has not learned the task at our budget
     r = v.loc[('recogs-in-distribution', 'long')]
-    assert r.kind == 'not testable' and r.why.startswith('precondition fails: recogs-v2 above 50') and r.effect < -90, (r.kind, r.effect, r.why)
+    assert r.kind == 'not testable' and r.why.startswith('precondition not met: recogs-v2 above 50') and r.effect < -90, (r.kind, r.effect, r.why)
     # THE FLOOR: a near-0 claim holds for a model that solves the lexical categories (cpu: 80%) ...
     r = v.loc[('cogs-objpp-near-zero', 'cpu')]
     assert r.kind == 'reproduced' and r.effect == 0 and r.ci_high < 10 and int(r.n) == PER_CAT, r.why

@@ -165,7 +165,7 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     # ... and is not testable for a model at 0 on every category (long), though its Obj PP -> Subj PP is 0 just the same
     for cid in ('cogs-objpp-near-zero', 'cogs-cp-recursion-near-zero', 'cogs-pp-recursion-near-zero'):
         r = v.loc[(cid, 'long')]
-        assert r.kind == 'not testable' and r.effect == 0 and 'part lexical' in r.why and '(0.0 [0.0, ' in r.why, (cid, r.why)
+        assert r.kind == 'not testable' and r.effect == 0 and 'part lexical' in r.why and 'measured 0.0 [0.0, ' in r.why, (cid, r.why)
     for cid in ('concat-cp-recursion', 'concat-pp-recursion', 'preposing-objpp', 'participial-easy-objpp', 'lstm-above-transformer-recogs-objpp'):
         assert vc[vc.claim_id == cid].kind.tolist() == ['not run'], cid                # no such runs yet
     md = (figs/'verdicts.md').read_text().splitlines()

@@ -499,15 +499,17 @@ def seed_effect(values, alpha: float = 0.05, power: float = 0.8, n_items: int = 
                 ci_low=si['ci_low'], ci_high=si['ci_high'], p=p, mde=mde, seeds=int(x.size), n_items=int(n_items))
 
 # %% ../nbs/08_claims.ipynb #c5eeaf34
-def arm_label(claim: Claim, arm: str) -> str:
-    "An arm in words: its parameter values that differ from another arm's ('combination', 'e2e, N = 3')."
+def arm_label(claim: Claim, arm: str, drop=()) -> str:
+    """An arm in words: its parameter values that differ from another arm's ('combination', 'e2e, N = 3'), without the
+    item columns in `drop` (those a precondition's own `items` replace): 'the model' when that leaves none."""
     mine = {**claim.arms[arm], **claim.items.get(arm, {})}
     every = [{**claim.arms[a], **claim.items.get(a, {})} for a in claim.arms]
     diff = [k for k in mine if any(o.get(k) != mine[k] for o in every)] or list(claim.arms[arm])
+    diff = [k for k in diff if k not in drop]
     items = claim.items.get(arm, {})
     word = lambda k: (f"{k} in {'/'.join(map(str, mine[k]))}" if isinstance(mine[k], list) else f"{k} = {mine[k]}") if k in items else \
                      f"N = {mine[k]}" if k == 'threshold' else str(mine[k])          # an item filter names its column
-    return ', '.join(word(k) for k in diff)
+    return ', '.join(word(k) for k in diff) or 'the model'
 
 def _filter_text(f: dict) -> str:
     return ', '.join(f"{k} {'in ' + '/'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in f.items() if k != 'set')
@@ -518,15 +520,15 @@ def check_precondition(claim: Claim, pre: dict, series, seeds: int = 1, alpha: f
     m, out = pre['measure'], []
     for arm in pre['arms']:
         where = {**claim.item_filter(arm, m), **(pre.get('items') or {})}
-        on = _filter_text(pre.get('items') or {})
+        on, who = _filter_text(pre.get('items') or {}), arm_label(claim, arm, drop=pre.get('items') or ())
         x = series(arm, m['column'], where)
         if pre['kind'] == 'above_level':
-            name = f"{arm_label(claim, arm)} above {fmt_num(pre['level'], m['digits'], False)} {m['unit']} on {m['label']}" + (f", items {on}" if on else '')
+            name = f"{who} above {fmt_num(pre['level'], m['digits'], False)} {m['unit']} on {m['label']}" + (f", items {on}" if on else '')
             t = level_effect(x, pre['level'], m['scale'], seeds, alpha) if x is not None and len(x) >= 2 else None
             if t is None: out.append((name, False, 'no per-item outcomes on those items')); continue
             out.append((name, bool(t['ci_low'] > pre['level']), f"measured {fmt_ci(t['effect'], t['ci_low'], t['ci_high'], m['digits'], m['unit'], signed=False)}, n = {t['n']}"))
             continue
-        name = f"{arm_label(claim, arm)} significantly above {m['baseline']} on {m['label']}" + (f", items {on}" if on else '')
+        name = f"{who} significantly above {m['baseline']} on {m['label']}" + (f", items {on}" if on else '')
         y = series(arm, m['baseline'], where)
         t = paired_effect(x, y, m['scale'], seeds) if x is not None and y is not None else None
         if t is None: out.append((name, False, 'no per-item outcomes of the model and the baseline on the same items')); continue

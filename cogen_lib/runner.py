@@ -282,15 +282,17 @@ def last_progress(log_path: Path, tail: int = 2000) -> str:
     return parts[-1][:160] if parts else ''
 
 @contextmanager
-def heartbeat(folder: Path, log, every: float | None = None):
+def heartbeat(folder: Path, log, every: float | None = None, names=None):
     """While the block runs, every `every` seconds (`COGEN_HEARTBEAT`, default 60; 0: never) `log` the latest progress
-    line of each kernel log under `folder` written since the block began: a long run shows where it is on the terminal."""
+    line of each kernel log under `folder` written since the block began: a long run shows where it is on the terminal.
+    `names`: only the logs of these runs (another `cogen run` sharing the folder writes its own)."""
     every = float(os.environ.get('COGEN_HEARTBEAT', 60)) if every is None else every
     if every <= 0: yield; return
     start, stop = time.time(), threading.Event()
     def beat():
         while not stop.wait(every):
             for f in sorted(Path(folder).glob('*.kernel.log')):
+                if names is not None and f.name[:-len('.kernel.log')] not in names: continue
                 try: fresh = f.stat().st_mtime >= start
                 except OSError: continue
                 if fresh and (line := last_progress(f)): log(f"  ... {f.name[:-len('.kernel.log')][:60]}: {line}")
@@ -380,7 +382,7 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     jobs = [(r, root, out, lib_h, prov, store if r.slug in ours else None) for r in todo]
     if todo: log(f"{paper}/{profile}: executing {len(todo)} run(s); each run's own progress goes to its kernel log, "
                  f"{rel(RunFiles(out, grid.paper).runs_dir)}/<run>.kernel.log (its latest line every minute here)")
-    with heartbeat(RunFiles(out, grid.paper).runs_dir, lambda s: tqdm.write(s)):
+    with heartbeat(RunFiles(out, grid.paper).runs_dir, lambda s: tqdm.write(s), names={r.slug for r in todo}):
         for o in tqdm(_outcomes(jobs, executor, workers, scheduler), total=len(todo), desc=f'{paper}/{profile}', unit='run', disable=not todo):
             if o['error']:
                 what = 'INCOMPLETE' if o.get('incomplete') else 'FAILED'

@@ -517,10 +517,10 @@ def _filter_text(f: dict) -> str:
 def check_precondition(claim: Claim, pre: dict, series, seeds: int = 1, alpha: float = 0.05) -> list[tuple[str, bool, str]]:
     """`(name, passed, detail)` for each arm of the precondition `pre` of `claim` (`PRECONDITION_KINDS`), from
     `series(arm, column, where)` (`where`: the item filter, `Claim.item_filter` and the precondition's `items`)."""
-    m, out = pre['measure'], []
+    m, own, out = pre['measure'], pre.get('items') or {}, []
+    on = _filter_text(own)
     for arm in pre['arms']:
-        where = {**claim.item_filter(arm, m), **(pre.get('items') or {})}
-        on, who = _filter_text(pre.get('items') or {}), arm_label(claim, arm, drop=pre.get('items') or ())
+        where, who = {**claim.item_filter(arm, m), **own}, arm_label(claim, arm, drop=own)
         x = series(arm, m['column'], where)
         if pre['kind'] == 'above_level':
             name = f"{who} above {fmt_num(pre['level'], m['digits'], False)} {m['unit']} on {m['label']}" + (f", items {on}" if on else '')

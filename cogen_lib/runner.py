@@ -292,10 +292,11 @@ def heartbeat(folder: Path, log, every: float | None = None, names=None):
     def beat():
         while not stop.wait(every):
             for f in sorted(Path(folder).glob('*.kernel.log')):
-                if names is not None and f.name[:-len('.kernel.log')] not in names: continue
+                name = f.name[:-len('.kernel.log')]
+                if names is not None and name not in names: continue
                 try: fresh = f.stat().st_mtime >= start
                 except OSError: continue
-                if fresh and (line := last_progress(f)): log(f"  ... {f.name[:-len('.kernel.log')][:60]}: {line}")
+                if fresh and (line := last_progress(f)): log(f"  ... {name[:60]}: {line}")
     t = threading.Thread(target=beat, daemon=True); t.start()
     try: yield
     finally: stop.set(); t.join(timeout=5)

@@ -283,7 +283,7 @@ def table8(main, pc, multi: bool, B=500):
 
 # %% ../../nbs/cggc/06_tables.ipynb #cb5e9e81
 def condition_sets(f):
-    "One row per concept set and condition of the items frame `f` (indexed by item), indexed by set_id: `ROUGE-L`, `ROUGE-L_baseline`."
+    "One row per concept set and condition of the items frame `f` (indexed by item), indexed by set_id: `ROUGE-L`, `ROUGE-L_baseline`, `ROUGE-L_over_copy`."
     d = f[f.protocol == 'own'].reset_index().fillna({'packaging': '', 'structure': ''})
     d = pd.concat([d.assign(structure='all'), d[d.structure.isin(ORDERS[:3])]])
     d = pd.concat([d, d[d.order.isin(ORDERS[3:])].assign(order='ordered'), d[d.order.isin(ORDERS[:3])].assign(order='single type')])
@@ -292,4 +292,5 @@ def condition_sets(f):
     base = [c for c in w if str(c).startswith('baseline: ')]
     pick = w.groupby(cond)[base].transform('mean').idxmax(axis=1).map(base.index).to_numpy()
     w['set_id'] = w.set_id.where(~w.order.isin(['ordered', 'single type']), w.set_id + ' (pooled)')   # report_once fingerprints item ids, not filters
-    return w.assign(**{'ROUGE-L_baseline': w[base].to_numpy()[np.arange(len(w)), pick]}).rename(columns={'model': 'ROUGE-L'}).set_index('set_id')
+    w = w.assign(**{'ROUGE-L_baseline': w[base].to_numpy()[np.arange(len(w)), pick], 'ROUGE-L_over_copy': w['model'] - w['baseline: copy']})
+    return w.rename(columns={'model': 'ROUGE-L'}).set_index('set_id')

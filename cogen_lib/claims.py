@@ -201,7 +201,7 @@ CLAIM_EFFECTS = {'a - b': ('a', 'b'), 'a': ('a',), '(a - b) - (c - d)': ('a', 'b
 _ITEMS = {'a - b': ('paired', 'independent'), 'a': ('one arm',), '(a - b) - (c - d)': ('independent',)}
 _FILE_KEYS = {'paper': 'the paper', 'source': 'the citation', 'alpha': 'the significance level', 'columns': 'parameter -> result column',
               'item_columns': 'item column -> what it holds', 'measures': 'the measures', 'claims': 'the claims'}
-_MEASURE_KEYS = ('column', 'set', 'where', 'scale', 'unit', 'digits', 'baseline', 'label')
+_MEASURE_KEYS = ('column', 'set', 'where', 'scale', 'unit', 'digits', 'baseline', 'baseline_label', 'label')
 _CLAIM_KEYS = ('id', 'claim', 'quote', 'where', 'untestable', 'form', 'measure', 'effect', 'arms', 'comparison', 'paper', 'level',
                'margin', 'tolerance', 'preconditions', 'note')
 _PAPER_KEYS = ('effect', 'sign', 'uncertainty', 'from', 'n')
@@ -301,11 +301,13 @@ def check_claims(doc: YamlDoc, known: dict[str, set] | None = None, paper: str |
     for m, spec in d['measures'].items():
         k = ('measures', m)
         spec = _fields(doc, k, spec, _MEASURE_KEYS, f"measure {m!r}", required=('column', 'unit'))
+        if 'baseline_label' in spec and not spec.get('baseline'): raise doc.error(k + ('baseline_label',), "names a baseline, but the measure has no `baseline` column")
         measures[m] = dict(name=m, column=_text(doc, k + ('column',), spec['column'], 'column'),
                            set=_text(doc, k + ('set',), spec['set'], 'set') if 'set' in spec else '',
                            where=_item_filter(doc, k + ('where',), spec.get('where'), icols),
                            scale=_number(doc, k + ('scale',), spec.get('scale', 1), 'scale', positive=True), unit=str(spec['unit']),
                            digits=int(_number(doc, k + ('digits',), spec.get('digits', 1), 'digits')), baseline=spec.get('baseline'),
+                           baseline_label=str(spec.get('baseline_label') or spec.get('baseline') or ''),
                            label=str(spec.get('label', m)))
     if not isinstance(d['claims'], list) or not d['claims']: raise doc.error(('claims',), "claims must be a list of claims (- id: ...)")
     claims, ids = [], {}
@@ -528,7 +530,7 @@ def check_precondition(claim: Claim, pre: dict, series, seeds: int = 1, alpha: f
             if t is None: out.append((name, False, 'no per-item outcomes on those items')); continue
             out.append((name, bool(t['ci_low'] > pre['level']), f"measured {fmt_ci(t['effect'], t['ci_low'], t['ci_high'], m['digits'], m['unit'], signed=False)}, n = {t['n']}"))
             continue
-        name = f"{who} significantly above {m['baseline']} on {m['label']}" + (f", items {on}" if on else '')
+        name = f"{who} significantly above {m.get('baseline_label') or m['baseline']} on {m['label']}" + (f", items {on}" if on else '')
         y = series(arm, m['baseline'], where)
         t = paired_effect(x, y, m['scale'], seeds) if x is not None and y is not None else None
         if t is None: out.append((name, False, 'no per-item outcomes of the model and the baseline on the same items')); continue

@@ -412,6 +412,10 @@ class RunFiles:
     @property
     def kernel_log(self) -> Path: return self._named(self.runs_dir, f'{self.slug}.kernel.log')
     @property
+    def lock(self) -> Path:
+        "Held (`runner.run_lock`) while a process executes the run; empty when free."
+        return self._named(self.runs_dir, f'{self.slug}.lock')
+    @property
     def runs_file(self) -> Path:
         "A summary's list of the run slugs it aggregates."
         return self._named(self.runs_dir, f'{self.slug}.slugs.json')

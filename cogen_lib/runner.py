@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_runner.ipynb #d6305644
 from __future__ import annotations
-import ast, json, os, re, shutil, tempfile, threading, time
+import ast, json, os, re, shutil, socket, tempfile, threading, time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace as with_fields
 from pathlib import Path
@@ -18,9 +18,9 @@ from .kernel import run_notebook
 
 # %% auto #0
 __all__ = ['MAX_ERROR_CHARS', 'EXECUTORS', 'VERIFY_SHARED_CACHES', 'MAX_LISTED_DIFFERENCES', 'MODELS_NOTEBOOK', 'GridReport',
-           'is_fresh', 'execute_run', 'check_model_name', 'model_choices', 'NotApplicable', 'plan_runs', 'select_runs',
-           'last_progress', 'heartbeat', 'adopt_old_names', 'run_grid', 'reuse_committed', 'import_results',
-           'verify_committed', 'run_summary', 'run_models_table']
+           'is_fresh', 'execute_run', 'RunBusy', 'run_lock', 'check_model_name', 'model_choices', 'NotApplicable',
+           'plan_runs', 'select_runs', 'last_progress', 'heartbeat', 'adopt_old_names', 'run_grid', 'reuse_committed',
+           'import_results', 'verify_committed', 'run_summary', 'run_models_table']
 
 # %% ../nbs/04_runner.ipynb #1aeb38bf
 @dataclass
@@ -32,12 +32,14 @@ class GridReport:
     reused: list = field(default_factory=list)   # runs whose committed rows (results/<paper>/<profile>/) were used, not executed
     absent: list = field(default_factory=list)   # `committed=True`: runs with neither committed nor fresh rows here, not executed
     incomplete: list = field(default_factory=list)   # of `failed`: runs stopped by model calls that failed (`models.FailedCalls`)
+    busy: list = field(default_factory=list)   # runs another process was executing (`run_lock`): not executed here
     model_calls: int = 0
     def __str__(self):
         reused = f", reused {len(self.reused)} (committed rows, not executed)" if self.reused else ''
         absent = f", not executed {len(self.absent)} (no rows here; --committed)" if self.absent else ''
         inc = f" ({len(self.incomplete)} incomplete: model calls failed; rerun to retry them)" if self.incomplete else ''
-        return (f"ran {len(self.ran)}, skipped {len(self.skipped)} (fresh){reused}{absent}, failed {len(self.failed)}{inc}; "
+        busy = f", busy {len(self.busy)} (executed by another process)" if self.busy else ''
+        return (f"ran {len(self.ran)}, skipped {len(self.skipped)} (fresh){reused}{absent}{busy}, failed {len(self.failed)}{inc}; "
                 f"model calls in this invocation: {self.model_calls}")
 
 # %% ../nbs/04_runner.ipynb #a74e611b
@@ -117,17 +119,56 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = 
                                                'results_sha256': sha256_file(f.results)}, indent=1))
     return df
 
+# %% ../nbs/04_runner.ipynb #fc6cce2b
+class RunBusy(CogenError):
+    "Another live process is executing the run (it holds the run's lock, `run_lock`)."
+
+@contextmanager
+def run_lock(f: RunFiles):
+    """Hold run `f.slug`'s lock (`RunFiles.lock`) for the block; `RunBusy`, naming the holder, when another process (or
+    another holder in this one) has it. Without `fcntl` (Windows) there is no lock."""
+    try: import fcntl
+    except ImportError: yield; return
+    f.runs_dir.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(f.lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try: who = json.loads(os.pread(fd, 4096, 0) or b'{}')
+            except ValueError: who = {}
+            os.close(fd)
+            raise RunBusy(f"run {f.slug} is being executed by process {who.get('pid', '?')} on {who.get('host', '?')} since "
+                          f"{who.get('started', '?')} (it holds {f.lock}): not executed here; wait for it, or leave the run out (--only)") from None
+        try: same = os.fstat(fd).st_ino == os.stat(f.lock).st_ino
+        except FileNotFoundError: same = False
+        if same: break
+        os.close(fd)                     # the file was replaced while we waited for it: lock the one that is there now
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({'pid': os.getpid(), 'host': socket.gethostname(), 'started': time.strftime('%Y-%m-%dT%H:%M:%S')}).encode(), 0)
+        yield
+    finally:
+        os.ftruncate(fd, 0); os.close(fd)          # closing releases the lock; the empty file stays (removing it would race)
+
 # %% ../nbs/04_runner.ipynb #ce1ab383
 EXECUTORS = ('local', 'dask')
 
-def _execute_one(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = False, store: Path | None = None) -> dict:
-    """`execute_run` for an executor: its outcome as plain data (`slug`, `error` or `None`, `incomplete`: whether model
-    calls failed, `cannot_write`: whether the disk was full or read-only, `model_calls`); only Ctrl-C is raised."""
-    try: df = execute_run(run, root, out, lib_h, provenance=provenance, store=store)
+def _execute_one(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = False, store: Path | None = None,
+                 recheck: bool = False) -> dict:
+    """`execute_run` under the run's lock (`run_lock`) for an executor: its outcome as plain data (`slug`, `error` or `None`,
+    `incomplete`: whether model calls failed, `cannot_write`: whether the disk was full or read-only, `model_calls`,
+    `busy`: why another process has it, `fresh`: with `recheck`, another process finished it before this one got the
+    lock); only Ctrl-C is raised."""
+    none = dict(slug=run.slug, error=None, incomplete=False, cannot_write=False, model_calls=0, busy=None, fresh=False)
+    try:
+        with run_lock(RunFiles(out, run.paper, run.slug)):
+            if recheck and is_fresh(run, root, out, lib_h): return {**none, 'fresh': True}
+            df = execute_run(run, root, out, lib_h, provenance=provenance, store=store)
+    except RunBusy as e: return {**none, 'busy': str(e)}
     except Exception as e:
         if getattr(e, 'ename', None) == 'KeyboardInterrupt': raise KeyboardInterrupt from None   # Ctrl-C reached the kernel first
-        return dict(slug=run.slug, error=_first_line(e), incomplete=_incomplete(e), cannot_write=_cannot_write(e), model_calls=0)
-    return dict(slug=run.slug, error=None, incomplete=False, cannot_write=False, model_calls=int(df.loc[df.metric == 'model_calls', 'value'].sum()))
+        return {**none, 'error': _first_line(e), 'incomplete': _incomplete(e), 'cannot_write': _cannot_write(e)}
+    return {**none, 'model_calls': int(df.loc[df.metric == 'model_calls', 'value'].sum())}
 
 # %% ../nbs/04_runner.ipynb #e02b81b3
 def _update_env(env: dict):
@@ -380,11 +421,14 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
             f"and no fresh rows here, so the summaries leave them out (--committed executes no run; `cogen run {paper} --profile "
             f"{profile}` executes them): {', '.join(rep.absent)}")
     store = committed_dir(grid.paper, profile, out) if prov else None
-    jobs = [(r, root, out, lib_h, prov, store if r.slug in ours else None) for r in todo]
+    jobs = [(r, root, out, lib_h, prov, store if r.slug in ours else None, not force) for r in todo]
     if todo: log(f"{paper}/{profile}: executing {len(todo)} run(s); each run's own progress goes to its kernel log, "
                  f"{rel(RunFiles(out, grid.paper).runs_dir)}/<run>.kernel.log (its latest line every minute here)")
     with heartbeat(RunFiles(out, grid.paper).runs_dir, lambda s: tqdm.write(s), names={r.slug for r in todo}):
         for o in tqdm(_outcomes(jobs, executor, workers, scheduler), total=len(todo), desc=f'{paper}/{profile}', unit='run', disable=not todo):
+            if o.get('busy'):                 # another process shares `out` and has this run: it writes the rows
+                log(f"BUSY {paper}/{o['slug']}: {o['busy']}"); rep.busy.append(o['slug']); continue
+            if o.get('fresh'): rep.skipped.append(o['slug']); continue   # another process finished it meanwhile
             if o['error']:
                 what = 'INCOMPLETE' if o.get('incomplete') else 'FAILED'
                 log(f"{what} {paper}/{o['slug']}: {o['error']}\n  see {RunFiles(out, grid.paper, o['slug']).notebook}")
@@ -393,13 +437,16 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
                 if o.get('cannot_write'):     # a full or read-only disk: the next runs would fail the same way
                     raise CogenError(f"{paper}/{profile}: stopped at run {o['slug']}: {o['error'].removeprefix('CannotWrite: ')}")
             else: rep.ran.append(o['slug']); rep.model_calls += o['model_calls']
-    rep.ran.sort(key=order.get); rep.failed.sort(key=order.get); rep.incomplete.sort(key=order.get)
+    for part in (rep.ran, rep.skipped, rep.failed, rep.incomplete, rep.busy): part.sort(key=order.get)
     stored = [s for s in rep.ran if s in ours] if prov else []
     if stored:
         log(f"{paper}/{profile}: {len(stored)} finished run(s) wrote their rows to {rel(store)}/: "
             + (f"commit them (git add {rel(store)})" if out == root else
                f"bring them into the project with `cogen results import {paper} {out} --profile {profile}`"))
-    if summary and not rep.failed:
+    if summary and rep.busy and not rep.failed:
+        log(f"{paper}/{profile}: no summary yet: {len(rep.busy)} run(s) are being executed by another process; "
+            f"the summaries run when a `cogen run` finds every run fresh")
+    if summary and not rep.failed and not rep.busy:
         others = 0
         for p in PROVENANCE_PROFILES:
             n = len(list(committed_dir(grid.paper, p, root).glob('*.csv'))) if p != profile else 0

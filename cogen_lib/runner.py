@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace as with_fields
 from pathlib import Path
 import pandas as pd, yaml
-from .core import CogenError, project_root, stable_hash, sha256_file, atomic_write_text, make_rng, cache_dir, temp_env, thread_share
+from .core import CogenError, cannot_write, project_root, stable_hash, sha256_file, atomic_write_text, make_rng, cache_dir, temp_env, thread_share
 from .grid import (Run, Grid, RunFiles, load_grid, notebook_hash, library_hash, source_commit, notebook_parameters,
                             set_parameters, slug_key, FIGURE_PROFILES)
 from .results import (PROVENANCE_PROFILES, VERIFY_RULE, provenance_columns, check_provenance, committed_dir,
@@ -129,9 +129,9 @@ def run_lock(f: RunFiles):
     another holder in this one) has it. Without `fcntl` (Windows) there is no lock."""
     try: import fcntl
     except ImportError: yield; return
-    f.runs_dir.mkdir(parents=True, exist_ok=True)
     while True:
-        fd = os.open(f.lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try: f.runs_dir.mkdir(parents=True, exist_ok=True); fd = os.open(f.lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e: raise cannot_write(f.lock, e, 'the lock of a run') from None
         try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             try: who = json.loads(os.pread(fd, 4096, 0) or b'{}')
@@ -144,11 +144,12 @@ def run_lock(f: RunFiles):
         if same: break
         os.close(fd)                     # the file was replaced while we waited for it: lock the one that is there now
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({'pid': os.getpid(), 'host': socket.gethostname(), 'started': time.strftime('%Y-%m-%dT%H:%M:%S')}).encode(), 0)
+        try: os.ftruncate(fd, 0); os.pwrite(fd, json.dumps({'pid': os.getpid(), 'host': socket.gethostname(), 'started': time.strftime('%Y-%m-%dT%H:%M:%S')}).encode(), 0)
+        except OSError: pass             # who holds it only serves messages; on a full disk the run's own writes fail, naming their paths
         yield
     finally:
-        os.ftruncate(fd, 0); os.close(fd)          # closing releases the lock; the empty file stays (removing it would race)
+        try: os.ftruncate(fd, 0)
+        finally: os.close(fd)            # closing releases the lock; the empty file stays (removing it would race)
 
 # %% ../nbs/04_runner.ipynb #ce1ab383
 EXECUTORS = ('local', 'dask')

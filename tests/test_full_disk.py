@@ -6,7 +6,8 @@ import pytest
 from cogen_lib.core import CannotWrite, CogenError, atomic_write_text
 from cogen_lib.models import CallCache
 from cogen_lib.results import collect_results
-from cogen_lib.runner import run_grid
+from cogen_lib.grid import RunFiles
+from cogen_lib.runner import run_grid, run_lock
 
 FIX = Path(__file__).resolve().parent/'fixtures'/'toy'
 
@@ -71,6 +72,8 @@ def test_read_only_disk(disk):
             atomic_write_text(rows, 'metric,value\nacc,0.25\n')
         with pytest.raises(CannotWrite, match=f"model-call cache {disk/'calls.sqlite'}"):
             CallCache(disk/'calls.sqlite').put_many({'b': {'text': 'y'}})
+        with pytest.raises(CannotWrite, match=f"cannot write the lock of a run {disk/'runs'/'toy'/'x.lock'}: Read-only file system"):
+            with run_lock(RunFiles(disk, 'toy', 'x')): pass
         assert rows.read_text() == 'metric,value\nacc,0.5\n'
     finally: remount(disk, 'rw')
     assert CallCache(disk/'calls.sqlite').get_many(['a', 'b']) == {'a': {'text': 'x'}}

@@ -530,7 +530,7 @@ def check_precondition(claim: Claim, pre: dict, series, seeds: int = 1, alpha: f
             if t is None: out.append((name, False, 'no per-item outcomes on those items')); continue
             out.append((name, bool(t['ci_low'] > pre['level']), f"measured {fmt_ci(t['effect'], t['ci_low'], t['ci_high'], m['digits'], m['unit'], signed=False)}, n = {t['n']}"))
             continue
-        name = f"{who} significantly above {m.get('baseline_label') or m['baseline']} on {m['label']}" + (f", items {on}" if on else '')
+        name = f"{who} significantly above {m['baseline_label']} on {m['label']}" + (f", items {on}" if on else '')
         y = series(arm, m['baseline'], where)
         t = paired_effect(x, y, m['scale'], seeds) if x is not None and y is not None else None
         if t is None: out.append((name, False, 'no per-item outcomes of the model and the baseline on the same items')); continue

@@ -129,20 +129,15 @@ def run_lock(f: RunFiles):
     another holder in this one) has it. Without `fcntl` (Windows) there is no lock."""
     try: import fcntl
     except ImportError: yield; return
-    while True:
-        try: f.runs_dir.mkdir(parents=True, exist_ok=True); fd = os.open(f.lock, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as e: raise cannot_write(f.lock, e, 'the lock of a run') from None
-        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            try: who = json.loads(os.pread(fd, 4096, 0) or b'{}')
-            except ValueError: who = {}
-            os.close(fd)
-            raise RunBusy(f"run {f.slug} is being executed by process {who.get('pid', '?')} on {who.get('host', '?')} since "
-                          f"{who.get('started', '?')} (it holds {f.lock}): not executed here; wait for it, or leave the run out (--only)") from None
-        try: same = os.fstat(fd).st_ino == os.stat(f.lock).st_ino
-        except FileNotFoundError: same = False
-        if same: break
-        os.close(fd)                     # the file was replaced while we waited for it: lock the one that is there now
+    try: f.runs_dir.mkdir(parents=True, exist_ok=True); fd = os.open(f.lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e: raise cannot_write(f.lock, e, 'the lock of a run') from None
+    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)    # the lock file is never removed, so every process locks the same one
+    except BlockingIOError:
+        try: who = json.loads(os.pread(fd, 4096, 0) or b'{}')
+        except ValueError: who = {}
+        os.close(fd)
+        raise RunBusy(f"run {f.slug} is being executed by process {who.get('pid', '?')} on {who.get('host', '?')} since "
+                      f"{who.get('started', '?')} (it holds {f.lock}): not executed here; wait for it, or leave the run out (--only)") from None
     try:
         try: os.ftruncate(fd, 0); os.pwrite(fd, json.dumps({'pid': os.getpid(), 'host': socket.gethostname(), 'started': time.strftime('%Y-%m-%dT%H:%M:%S')}).encode(), 0)
         except OSError: pass             # who holds it only serves messages; on a full disk the run's own writes fail, naming their paths

@@ -451,7 +451,9 @@ def train_epoch(st: TrainState) -> dict:
     """Step 3: one epoch over `st.data`: the batches of `epoch_batches`, each computed in `config.chunks` pieces of
     similar length (gathered from the padded tensors, cut to their longest row; gradients summed, so a batch's update
     is that of the whole batch), the LM head on the real target tokens only. Appends the epoch's record to
-    `st.history` and returns it (`loss`: mean cross-entropy per target token over the epoch). bf16 autocast on CUDA only."""
+    `st.history` and returns it (`loss`: mean cross-entropy per target token over the epoch). bf16 autocast on CUDA only:
+    on the CPU it was slower, on a Xeon with AMX (issue 53) and without bf16 instructions (`bench/bf16.py`, its rows in
+    `measured/measurements.csv`), so the CPU trains in float32."""
     cfg, data, model, opt, sched = st.config, st.data, st.model, st.optimizer, st.scheduler
     model.train(); t0 = time.perf_counter()
     pieces = _pieces(data, epoch_batches(data, cfg.batch_size, st.shuffle, cfg.bucket), cfg.chunks)

@@ -4,30 +4,35 @@
 
 # %% ../nbs/08_claims.ipynb #dbbe40fa
 from __future__ import annotations
-import math, re
+import dataclasses, math, re
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
-from scipy import stats
 from .core import CogenError, project_root, stable_hash
-from .metrics import ZERO_TOL, Z95, format_p, mcnemar, paired_permutation, power_z, seed_interval, two_sample_permutation, wilson_ci, wilson_score
+from .metrics import (ZERO_TOL, Z95, binomial_test, format_p, mcnemar, paired_permutation, power_z, seeds_items_interval,
+                               tost_summary, two_sample_permutation, wilson_ci, wilson_score)
 from .grid import PROFILES, YamlDoc, read_yaml, load_grid, notebook_parameters, did_you_mean
 
 # %% auto #0
-__all__ = ['KINDS', 'FORMS', 'CLAIM_EFFECTS', 'PRECONDITION_KINDS', 'SHORT_KINDS', 'Verdict', 'fmt_num', 'fmt_ci', 'judge',
-           'partition_key', 'report_once', 'Claim', 'ClaimFile', 'check_claims', 'grid_values', 'load_claims',
+__all__ = ['KINDS', 'FORMS', 'UNITS', 'ORIGINS', 'MIN_TRAINED', 'CLAIM_EFFECTS', 'PRECONDITION_KINDS', 'SHORT_KINDS', 'Verdict',
+           'judge', 'partition_key', 'report_once', 'Claim', 'ClaimFile', 'check_claims', 'grid_values', 'load_claims',
            'paired_effect', 'level_effect', 'gap_difference', 'seed_effect', 'arm_label', 'check_precondition',
            'evaluate_claim', 'arm_runs', 'item_series', 'judge_runs', 'best_rows', 'paper_text', 'ours_text', 'n_text',
            'verdict_frames', 'save_verdict_tables', 'verdict_counts', 'counts_markdown', 'counts_line']
 
 # %% ../nbs/08_claims.ipynb #0355a211
 KINDS = {
-    'reproduced': "significant in the paper's direction, and the paper's effect lies inside our 95% interval (or within the claim's stated tolerance of it)",
+    'reproduced': "significant in the paper's direction, the paper's effect (or the range of its models) meets our 95% interval, and the interval is "
+                  "narrow enough to speak of size: its width at most the paper's effect (a level claim: its distance from the level)",
+    'direction reproduced, size not determined': "significant in the paper's direction and compatible with the paper's effect, but our interval is "
+                                                 "wider than the paper's effect, so it cannot tell the paper's size from half or twice it",
     'direction reproduced, size differs': "significant in the paper's direction, but the paper's effect lies outside our 95% interval: ours is larger or smaller (the row says which)",
     'inconclusive': "not significant, and our 95% interval covers both no effect and the paper's effect: these data cannot tell them apart",
     'not reproduced': "our 95% interval excludes the paper's effect and is compatible with no effect or the other direction",
     'opposite': "significant in the direction opposite to the paper's",
-    'not testable': "a precondition is not met (the model at its floor, not above the baseline), the outcomes have no variance, or no outcome of the test at this n could reach alpha: the row says which",
+    'not testable': "a precondition is not met (the model at its floor, not above the baseline, below every model of the paper on the base "
+                    "task), a claim about training has fewer than 3 trained models, the outcomes have no variance, or no outcome of the test "
+                    "at this n could reach alpha: the row says which",
     'not run': "no run of ours measures this claim at this budget",
 }
 "The headline kinds of a verdict, each with its one-sentence definition (the site prints them)."
@@ -37,6 +42,18 @@ FORMS = {'difference': "the paper claims an effect with a sign (a gap, a rise, a
          'level': "the paper claims a measure stays on one side of a level (near 0, below 90%): it needs its competence floor",
          'equivalence': "the paper claims two conditions differ little: supported only by an equivalence test within the claim's margin"}
 "The forms a claim can take."
+
+UNITS = {'items': "the claim is about a fixed model (prompting a given LLM, scoring a given checkpoint): items are the units",
+         'training runs': "the claim is about what a training procedure does: trained models (seeds) are the units, items a second "
+                          "variance component (`metrics.seeds_items_interval`); fewer than 3 seeds give no significance verdict"}
+"What population a claim speaks of (`unit_of_analysis` in a claim file)."
+
+ORIGINS = {'paper': "a claim the paper makes", 'control': "a control of ours that qualifies a paper claim (e.g. an input-blind baseline)",
+           'protocol': "a paper claim judged under a protocol of ours (e.g. another decoding)"}
+"Where a claim comes from (`origin`): the counts of a paper are its paper claims only."
+
+MIN_TRAINED = 3
+"The fewest trained models (seeds) a claim about training needs for a verdict of significance."
 
 # %% ../nbs/08_claims.ipynb #5007d5c6
 @dataclass
@@ -54,6 +71,7 @@ class Verdict:
     criteria: dict = field(default_factory=dict)
     test: str = ''
     extra: dict = field(default_factory=dict)
+    conditional: 'Verdict | None' = None   # a training claim below `MIN_TRAINED` seeds: the item-level verdict, conditional on these models
     def __post_init__(self):
         if self.kind not in KINDS: raise CogenError(f"Verdict: unknown kind {self.kind!r}{did_you_mean(self.kind, KINDS)}; one of {list(KINDS)}")
     @property
@@ -62,24 +80,12 @@ class Verdict:
         return '; '.join(self.reasons)
 
 # %% ../nbs/08_claims.ipynb #713640ee
+from .metrics import fmt_ci, fmt_num      # the one formatter of every table: `metrics.fmt_ci`
+
 def _num(x) -> float:
     try: x = float(x)
     except (TypeError, ValueError): return math.nan
     return x if math.isfinite(x) else math.nan
-
-def fmt_num(x, digits: int = 1, signed: bool = True) -> str:
-    "`x` with `digits` decimals, signed by default ('+1.2'); '-' for a missing number."
-    x = _num(x)
-    if math.isnan(x): return '-'
-    s = f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
-    return f"{0:.{digits}f}" if float(s) == 0 else s
-
-def fmt_ci(effect, ci_low, ci_high, digits: int = 1, unit: str = '', signed: bool = True) -> str:
-    "An estimate with its interval as printed in every table: '+7.0 [+4.8, +9.3] points'."
-    u = f" {unit}" if unit else ''
-    if math.isnan(_num(effect)): return 'not run'
-    if math.isnan(_num(ci_low)): return f"{fmt_num(effect, digits, signed)} [no interval]{u}"
-    return f"{fmt_num(effect, digits, signed)} [{fmt_num(ci_low, digits, signed)}, {fmt_num(ci_high, digits, signed)}]{u}"
 
 # %% ../nbs/08_claims.ipynb #c5b9f4c0
 def _preconditions(pre) -> list[tuple[str, bool, str]]:
@@ -92,10 +98,11 @@ def _preconditions(pre) -> list[tuple[str, bool, str]]:
 
 def judge(stats: dict | None, paper_effect: float | None, form: str = 'difference', alpha: float = 0.05,
           level: float | None = None, margin: float | None = None, tolerance: float = 0.0, preconditions=(),
-          zero_variance: bool | None = None, unit: str = '', digits: int = 1) -> Verdict:
+          zero_variance: bool | None = None, unit: str = '', digits: int = 1, paper_range: tuple | None = None) -> Verdict:
     """The `Verdict` on a claim of `form` ('difference', 'level', 'equivalence') whose paper effect is `paper_effect`,
     from our `stats` (None: not run), by the rules above; `level` for a level claim, `margin` for an equivalence
-    claim, `preconditions` as `(name, passed, detail)`, `unit`/`digits` for the words."""
+    claim, `preconditions` as `(name, passed, detail)`, `unit`/`digits` for the words; `paper_range` `(low, high)` when the
+    claim holds over several of the paper's models: size is then judged against that range."""
     if form not in FORMS: raise CogenError(f"judge: unknown form {form!r}{did_you_mean(form, FORMS)}; one of {list(FORMS)}")
     P = _num(paper_effect)
     f = lambda x: fmt_num(x, digits, form != 'level')
@@ -131,11 +138,13 @@ def judge(stats: dict | None, paper_effect: float | None, form: str = 'differenc
     d, dlo, dhi, dP = e - ref, lo - ref, hi - ref, P - ref
     sig = p < alpha if not math.isnan(p) else (dlo > 0 or dhi < 0)
     same = np.sign(d) == np.sign(dP)
-    inside = lo - tolerance <= P <= hi + tolerance
+    r_lo, r_hi = sorted(_num(x) for x in paper_range) if paper_range else (P, P)
+    inside = lo - tolerance <= r_hi and r_lo <= hi + tolerance          # our interval meets the paper's value (or its range)
+    precise = hi - lo <= abs(dP)                                         # narrow enough to tell the paper's size from half or twice it
     covers0 = dlo <= 0 <= dhi
     below_mde = abs(dP) < base['mde'] if not math.isnan(base['mde']) else None
     crit = dict(significant=bool(sig), same_direction=bool(same), significant_same_direction=bool(sig and same),
-                paper_effect_in_ci=bool(inside), ci_covers_zero=bool(covers0), paper_effect_below_mde=below_mde)
+                paper_effect_in_ci=bool(inside), ci_covers_zero=bool(covers0), paper_effect_below_mde=below_mde, precise=bool(precise))
     what = f"the level {fmt_num(ref, 0 if ref == int(ref) else digits, False)}{u}" if form == 'level' else '0'
     sig_words = (f"p {format_p(p)}" if not math.isnan(p) else f"the interval excludes {what}")
     if form == 'direction':
@@ -144,12 +153,18 @@ def judge(stats: dict | None, paper_effect: float | None, form: str = 'differenc
         if sig and same: return V('reproduced', [f"significant ({sig_words}) in the paper's direction ({trend}; the paper prints no size)"], **crit)
         if sig: return V('opposite', [f"significant ({sig_words}) in the direction opposite to the paper's ({trend})"], **crit)
         return V('inconclusive', [f"not significant ({sig_words}): our interval covers 0; the paper shows {trend} and prints no size"], **crit)
-    paper = f"the paper's {fp(P)}"
+    paper = f"the paper's range {fp(r_lo)} to {fp(r_hi)}" if paper_range else f"the paper's {fp(P)}"
     if sig and same:
-        if inside: return V('reproduced', [f"significant ({sig_words}) in the paper's direction; {paper} lies inside our interval"], **crit)
+        if inside and precise:
+            return V('reproduced', [f"significant ({sig_words}) in the paper's direction; {paper} {'meets' if paper_range else 'lies inside'} our interval, "
+                                    f"whose width ({fmt_num(hi - lo, digits, False)}) is at most the paper's effect"], **crit)
+        if inside: return V('direction reproduced, size not determined',
+                            [f"significant ({sig_words}) in the paper's direction and {paper} {'meets' if paper_range else 'lies inside'} our interval, "
+                             f"but the interval is {fmt_num(hi - lo, digits, False)}{u} wide, more than the paper's effect ({fp(abs(dP)).lstrip('+')}): "
+                             "it cannot speak of size"], **crit)
         size = ('lower' if e < P else 'higher') if form == 'level' else ('larger' if abs(d) > abs(dP) else 'smaller')
         return V('direction reproduced, size differs', [f"significant ({sig_words}) in the paper's direction, but ours is {size}: "
-                                                        f"{paper} lies {'below' if (P < lo) else 'above'} our interval"], size=size, **crit)
+                                                        f"{paper} lies {'below' if (r_hi < lo) else 'above'} our interval"], size=size, **crit)
     if sig: return V('opposite', [f"significant ({sig_words}) in the direction opposite to the paper's {fp(P)}"], **crit)
     nos = f"not significant ({sig_words})" if not math.isnan(p) else f"the interval covers {what}"
     mde = f"; n = {base['n']} detects {fmt_num(base['mde'], digits, False)} or more" if below_mde else ''
@@ -161,17 +176,13 @@ def _judge_equivalence(V, e, lo, hi, P, stats, alpha, margin, f, u):
     m = _num(margin)
     if math.isnan(m) or m <= 0: return V('not testable', ["a claim of no difference needs an equivalence margin in the claim file (the smallest difference that matters)"])
     if 'tost_p' in stats: p_tost = _num(stats['tost_p'])
-    else:
-        se = (hi - lo) / (2 * float(stats.get('z', Z95)))
-        p_tost = max(float(1 - _norm_cdf((e + m) / se)), float(_norm_cdf((e - m) / se)))
+    else: p_tost = tost_summary(e, (hi - lo) / (2 * float(stats.get('z', Z95))), m)['p']     # known by its interval: z tests
     eq = p_tost < alpha
     crit = dict(equivalent=bool(eq), tost_p=p_tost, margin=m, paper_effect_in_ci=bool(lo <= P <= hi) if not math.isnan(P) else None)
     if eq: return V('reproduced', [f"equivalent within +-{f(m).lstrip('+')}{u} (TOST p {format_p(p_tost)})"], **crit)
     if lo > m or hi < -m: return V('not reproduced', [f"the difference exceeds the margin +-{f(m).lstrip('+')}{u}: our interval lies outside it"], **crit)
     return V('inconclusive', [f"neither equivalent within +-{f(m).lstrip('+')}{u} (TOST p {format_p(p_tost)}) nor beyond it: "
                               "a non-significant difference is not evidence of no difference"], **crit)
-
-def _norm_cdf(z: float) -> float: return 0.5 * math.erfc(-z / math.sqrt(2))
 
 # %% ../nbs/08_claims.ipynb #e444cdc4
 def partition_key(*groups, extra=None) -> str:
@@ -180,19 +191,19 @@ def partition_key(*groups, extra=None) -> str:
     return stable_hash([sets, extra])
 
 def report_once(rows: list[dict], key: str = 'key', name: str = 'claim') -> list[dict]:
-    """`rows` (dicts with a `verdict`, a `key` and a `name`) with each repeated key reported once: the first row keeps
-    it and says which other rows test the same items; the others are dropped. Rows without a key are kept."""
-    first, out = {}, []
+    """`rows` (dicts with a `verdict`, a `key` and a `name`), every one kept: two claims of the paper keep a row each even
+    when, on our items, they are the same test; each row with a repeated key says which others test the same items (one
+    test, not independent evidence), in `duplicates` and in its reasons. Rows without a key are left alone."""
+    groups: dict = {}
     for r in rows:
-        k = r.get(key)
-        if not k: out.append(r); continue
-        if k in first:
-            f, nm = first[k], getattr(r[name], 'id', r[name])             # a Claim is named by its id
-            f.setdefault('duplicates', []).append(nm)
-            f['verdict'].reasons.append(f"the same partition of the same items as {nm!r}: reported once")
-            continue
-        first[k] = r; out.append(r)
-    return out
+        if r.get(key): groups.setdefault(r[key], []).append(r)
+    for same in groups.values():
+        if len(same) < 2: continue
+        for r in same:
+            others = [getattr(o[name], 'id', o[name]) for o in same if o is not r]      # a Claim is named by its id
+            r['duplicates'] = others
+            r['verdict'].reasons.append(f"the same partition of the same items as {', '.join(map(repr, others))}: one test, not two")
+    return list(rows)
 
 # %% ../nbs/08_claims.ipynb #c4adb17a
 CLAIM_EFFECTS = {'a - b': ('a', 'b'), 'a': ('a',), '(a - b) - (c - d)': ('a', 'b', 'c', 'd')}
@@ -200,16 +211,20 @@ CLAIM_EFFECTS = {'a - b': ('a', 'b'), 'a': ('a',), '(a - b) - (c - d)': ('a', 'b
 
 _ITEMS = {'a - b': ('paired', 'independent'), 'a': ('one arm',), '(a - b) - (c - d)': ('independent',)}
 _FILE_KEYS = {'paper': 'the paper', 'source': 'the citation', 'alpha': 'the significance level', 'columns': 'parameter -> result column',
-              'item_columns': 'item column -> what it holds', 'measures': 'the measures', 'claims': 'the claims'}
+              'item_columns': 'item column -> what it holds', 'measures': 'the measures', 'claims': 'the claims',
+              'unit_of_analysis': "the claims' default unit (items | training runs)"}
 _MEASURE_KEYS = ('column', 'set', 'where', 'scale', 'unit', 'digits', 'baseline', 'baseline_label', 'label')
 _CLAIM_KEYS = ('id', 'claim', 'quote', 'where', 'untestable', 'form', 'measure', 'effect', 'arms', 'comparison', 'paper', 'level',
-               'margin', 'tolerance', 'preconditions', 'note')
-_PAPER_KEYS = ('effect', 'sign', 'uncertainty', 'from', 'n')
+               'margin', 'tolerance', 'preconditions', 'note', 'origin', 'qualifies', 'unit_of_analysis')
+_PAPER_KEYS = ('effect', 'sign', 'uncertainty', 'from', 'n', 'low', 'high', 'models', 'printed')
 _COMPARISON_KEYS = ('items', 'seeds')
-_PRECONDITION_KEYS = ('kind', 'arms', 'measure', 'items', 'level')
+_PRECONDITION_KEYS = ('kind', 'arms', 'measure', 'items', 'level', 'models')
 PRECONDITION_KINDS = {'above_baseline': "each named arm's model scores significantly above the measure's baseline on the same items (a paired test)",
                       'above_level': "each named arm's mean on the precondition's items lies above `level`: the lower end of its 95% interval is above it "
-                                     "(a control the model must solve, e.g. the categories the paper's model solves)"}
+                                     "(a control the model must solve, e.g. the categories the paper's model solves)",
+                      'competence': "a claim that models fail (are not invariant, stay below a level) is judged only where ours is within the "
+                                    "paper's models' range on the base task on the same items: the upper end of its 95% interval reaches "
+                                    "`level`, the paper's weakest model (`models` says which)"}
 "The preconditions a claim file can declare."
 
 @dataclass
@@ -233,6 +248,19 @@ class Claim:
     untestable: str = ''
     note: str = ''
     line: int = 0
+    origin: str = 'paper'                  # `ORIGINS`: the paper's claim, or a control / protocol of ours
+    qualifies: str = ''                    # a control or protocol: the id of the paper claim it qualifies
+    unit_of_analysis: str = 'items'        # `UNITS`: a fixed model's items, or trained models
+    @property
+    def training(self) -> bool: return self.unit_of_analysis == 'training runs'
+    @property
+    def paper_range(self) -> tuple | None:
+        "`(low, high)` of the paper's models when the claim file gives them, else None."
+        return (float(self.paper['low']), float(self.paper['high'])) if 'low' in self.paper and 'high' in self.paper else None
+    @property
+    def printed(self) -> bool:
+        "Whether the paper prints a number for this claim (`printed: false` when it only states it)."
+        return bool(self.paper.get('printed', True))
     @property
     def paper_effect(self) -> float:
         "The paper's number (a direction claim: its sign, +1 or -1)."
@@ -310,11 +338,20 @@ def check_claims(doc: YamlDoc, known: dict[str, set] | None = None, paper: str |
                            baseline_label=str(spec.get('baseline_label') or spec.get('baseline') or ''),
                            label=str(spec.get('label', m)))
     if not isinstance(d['claims'], list) or not d['claims']: raise doc.error(('claims',), "claims must be a list of claims (- id: ...)")
+    unit = d.get('unit_of_analysis')
+    if unit is not None and unit not in UNITS:
+        raise doc.error(('unit_of_analysis',), f"{unit!r}{did_you_mean(str(unit), UNITS)}; one of {', '.join(UNITS)}")
     claims, ids = [], {}
     for i, c in enumerate(d['claims']):
-        claims.append(_check_claim(doc, ('claims', i), c, measures, known, columns, icols))
+        claims.append(_check_claim(doc, ('claims', i), c, measures, known, columns, icols, unit))
         if claims[-1].id in ids: raise doc.error(('claims', i, 'id'), f"{claims[-1].id!r} is also the id of claims[{ids[claims[-1].id]}]; ids name one claim each")
         ids[claims[-1].id] = i
+    for i, c in enumerate(claims):                                   # a control or protocol names the paper claim it qualifies
+        if c.origin == 'paper': continue
+        target = next((x for x in claims if x.id == c.qualifies), None)
+        if target is None or target.origin != 'paper':
+            raise doc.error(('claims', i, 'qualifies'), f"{c.qualifies!r} is not a paper claim of this file"
+                            f"{did_you_mean(c.qualifies, [x.id for x in claims if x.origin == 'paper'])}; a {c.origin} names the paper claim it qualifies")
     return ClaimFile(doc.path, name, str(d['source']), alpha, dict(columns), measures, claims, dict(icols))
 
 def _item_filter(doc, keys, f, icols) -> dict:
@@ -330,12 +367,20 @@ def _item_filter(doc, keys, f, icols) -> dict:
     return {col: (list(v) if isinstance(v, list) else v) for col, v in f.items()}
 
 # %% ../nbs/08_claims.ipynb #177d2415
-def _check_claim(doc, k, c, measures, known, columns, icols=None) -> Claim:
+def _check_claim(doc, k, c, measures, known, columns, icols=None, unit=None) -> Claim:
     c = _fields(doc, k, c, _CLAIM_KEYS, 'a claim', required=('id', 'claim', 'quote', 'where'))
     cid = _text(doc, k + ('id',), c['id'], 'id')
     if not re.fullmatch(r'[a-z0-9][a-z0-9-]*', cid): raise doc.error(k + ('id',), f"{cid!r}: an id is lowercase letters, digits and dashes")
     base = dict(id=cid, claim=_text(doc, k + ('claim',), c['claim'], 'claim'), quote=_text(doc, k + ('quote',), c['quote'], 'quote'),
                 where=_text(doc, k + ('where',), c['where'], 'where'), note=str(c.get('note') or ''), line=doc.line(*k))
+    origin, unit = c.get('origin', 'paper'), c.get('unit_of_analysis', unit)
+    if origin not in ORIGINS: raise doc.error(k + ('origin',), f"{origin!r}{did_you_mean(str(origin), ORIGINS)}; one of {', '.join(ORIGINS)}")
+    if (origin == 'paper') == bool(c.get('qualifies')):
+        raise doc.error(k + (('qualifies',) if 'qualifies' in c else ()), "a control or protocol names the paper claim it qualifies (qualifies: <id>); "
+                                                                           "a paper claim qualifies none")
+    if unit is None: raise doc.error(k, "the claim needs its unit of analysis: unit_of_analysis: items | training runs (here, or once at the top of the file)")
+    if unit not in UNITS: raise doc.error(k + ('unit_of_analysis',), f"{unit!r}{did_you_mean(str(unit), UNITS)}; one of {', '.join(UNITS)}")
+    base.update(origin=origin, qualifies=str(c.get('qualifies') or ''), unit_of_analysis=unit)
     if c.get('untestable') is not None:
         why = _text(doc, k + ('untestable',), c['untestable'], 'untestable')
         extra = [x for x in ('arms', 'measure', 'effect', 'preconditions') if x in c]
@@ -358,6 +403,12 @@ def _check_claim(doc, k, c, measures, known, columns, icols=None) -> Claim:
         raise doc.error(k + ('paper',), "the paper's effect is missing: give the number the paper prints (or derives from its table) for this claim, "
                                         "e.g. effect: 0.40; a claim our runs cannot test says so in 'untestable' instead")
     pe = _number(doc, k + ('paper', 'effect'), paper['effect'], "the paper's effect")
+    if ('low' in paper) != ('high' in paper): raise doc.error(k + ('paper',), "the paper's range needs both low and high (over its models)")
+    if 'low' in paper:
+        lo_, hi_ = (_number(doc, k + ('paper', x), paper[x], f"the paper's {x}") for x in ('low', 'high'))
+        if not lo_ <= pe <= hi_: raise doc.error(k + ('paper',), f"the paper's effect {pe:g} lies outside its range {lo_:g} to {hi_:g}")
+        if 'models' not in paper: raise doc.error(k + ('paper',), "a range over the paper's models says how many (models: N)")
+    if 'printed' in paper and not isinstance(paper['printed'], bool): raise doc.error(k + ('paper', 'printed'), f"printed is true or false, got {paper['printed']!r}")
     if form in ('difference', 'direction') and pe == 0: raise doc.error(k + ('paper', 'effect'), "a difference claim's effect is not 0 (its sign is the claim); for 'no difference' use form: equivalence with a margin")
     level = margin = None
     if form == 'level':
@@ -394,12 +445,15 @@ def _check_claim(doc, k, c, measures, known, columns, icols=None) -> Claim:
         for a in parms:
             if a not in out_arms: raise doc.error(pk + ('arms',), f"unknown arm {a!r}: this claim's arms are {', '.join(out_arms)}")
         if p['measure'] not in measures: raise doc.error(pk + ('measure',), f"{p['measure']!r} is not a measure of this file{did_you_mean(p['measure'], measures)}")
+        if p['kind'] == 'competence' and 'models' not in p:
+            raise doc.error(pk, "a competence precondition names the paper's models its level comes from (models: 'the weakest of six, Table 5')")
         if p['kind'] == 'above_baseline':
             if not measures[p['measure']].get('baseline'): raise doc.error(pk + ('measure',), f"measure {p['measure']!r} has no baseline column to be above")
             if 'level' in p: raise doc.error(pk + ('level',), "an above_baseline precondition compares with the baseline column, not a level")
-        elif 'level' not in p: raise doc.error(pk, "an above_level precondition needs 'level' (in the measure's unit)")
+        elif 'level' not in p: raise doc.error(pk, f"the {p['kind']} precondition needs 'level' (in the measure's unit)")
         lv = _number(doc, pk + ('level',), p['level'], 'level') if 'level' in p else None
-        pre.append(dict(kind=p['kind'], arms=parms, measure=measures[p['measure']], items=_item_filter(doc, pk + ('items',), p.get('items'), icols or {}), level=lv))
+        pre.append(dict(kind=p['kind'], arms=parms, measure=measures[p['measure']], items=_item_filter(doc, pk + ('items',), p.get('items'), icols or {}),
+                        level=lv, models=str(p.get('models') or '')))
     return Claim(**base, form=form, measure=measures[c['measure']], effect=eff, arms=out_arms, items=items, comparison=dict(comp), paper=dict(paper, effect=pe),
                  level=level, margin=margin, tolerance=tol, preconditions=pre)
 
@@ -470,7 +524,7 @@ def level_effect(a, level: float, scale: float = 1.0, seeds: int = 1, alpha: flo
         if float(k).is_integer(): v, lo, hi = wilson_ci(int(k), n, alpha)
         else: v = k / n; lo, hi = wilson_score(v, n, alpha)      # a fractional count: the same formula
         p0 = level / scale
-        p = float(stats.binomtest(int(round(k)), n, p0).pvalue) if 0 < p0 < 1 else math.nan
+        p = binomial_test(int(round(k)), n, p0) if 0 < p0 < 1 else math.nan
         sd = math.sqrt(p0 * (1 - p0)) if 0 < p0 < 1 else math.sqrt(max(v * (1 - v), 1 / n))
         return dict(test='Wilson interval; exact binomial test against the level' + (f' (items as units, shares over {seeds} seeds)' if shares else ''), n=n, effect=v * scale, ci_low=lo * scale, ci_high=hi * scale,
                     p=p, mde=power_z(alpha) * sd / math.sqrt(n) * scale, seeds=seeds)
@@ -485,20 +539,14 @@ def gap_difference(a, b, c, d, scale: float = 1.0, seeds: int = 1, rng: int = 0)
     return {**two_sample_permutation(g1.to_numpy(float) * scale, g2.to_numpy(float) * scale, rng=rng), 'seeds': seeds}
 
 def seed_effect(values, alpha: float = 0.05, power: float = 0.8, n_items: int = 0, bounds: tuple[float, float] | None = None) -> dict | None:
-    """Seeds as the units: the mean of per-seed `values` (each seed's effect over its items) with its t interval over
-    seeds (`metrics.seed_interval`, clipped to `bounds`, the values the effect can take), the two-sided t test against 0
-    and its MDE; None with fewer than 2 seeds. Training from scratch varies most between seeds: an item-level test that
-    averages the seeds first ignores that variance. With 3 seeds the t interval is wide (t = 4.30) and can pass what a
-    difference of two accuracies can be; the clip changes no test."""
+    """Seeds as the units when only each seed's effect is known: the mean of per-seed `values` with its t interval over
+    seeds (clipped to `bounds`, the values the effect can take), the two-sided t test against 0 and its MDE
+    (`metrics.seeds_items_interval` without an item component); None with fewer than 2 seeds."""
+    import pandas as pd
     x = np.asarray(values, float)
     if x.size < 2: return None
-    si = seed_interval(x, alpha, bounds)
-    se = si['sd'] / math.sqrt(x.size)
-    p = (float(2 * stats.t.sf(abs(si['value']) / se, x.size - 1)) if se > ZERO_TOL * max(1.0, abs(si['value']))
-         else (1.0 if abs(si['value']) <= ZERO_TOL else 0.0))
-    mde = float((stats.t.ppf(1 - alpha / 2, x.size - 1) + stats.t.ppf(power, x.size - 1)) * se)
-    return dict(test=f"t test over {x.size} seeds (each seed's mean over its items)", n=int(x.size), effect=si['value'],
-                ci_low=si['ci_low'], ci_high=si['ci_high'], p=p, mde=mde, seeds=int(x.size), n_items=int(n_items))
+    t = seeds_items_interval([(1, [pd.Series([v]) for v in x])], alpha, power, bounds)
+    return {**{k: v for k, v in t.items() if k != 'df'}, 'test': f"t test over {x.size} seeds (each seed's mean over its items)", 'n_items': int(n_items)}
 
 # %% ../nbs/08_claims.ipynb #c5eeaf34
 def arm_label(claim: Claim, arm: str, drop=()) -> str:
@@ -524,6 +572,17 @@ def check_precondition(claim: Claim, pre: dict, series, seeds: int = 1, alpha: f
     for arm in pre['arms']:
         where, who = {**claim.item_filter(arm, m), **own}, arm_label(claim, arm, drop=own)
         x = series(arm, m['column'], where)
+        if pre['kind'] == 'competence':
+            name = (f"{who} within the paper's models on {m['label']}: not below {pre['models']} "
+                    f"({fmt_num(pre['level'], m['digits'], False)} {m['unit']})") + (f", items {on}" if on else '')
+            t = level_effect(x, pre['level'], m['scale'], seeds, alpha) if x is not None and len(x) >= 2 else None
+            if t is None: out.append((name, False, 'no per-item outcomes on those items')); continue
+            ours = fmt_ci(t['effect'], t['ci_low'], t['ci_high'], m['digits'], m['unit'], signed=False)
+            ok = bool(t['ci_high'] >= pre['level'])
+            out.append((name, ok, f"measured {ours}, n = {t['n']}" if ok else
+                        f"ours is below every model of the paper on {m['label']}: {ours} against {pre['models']}'s "
+                        f"{fmt_num(pre['level'], m['digits'], False)}, so a deficit of ours says nothing of theirs"))
+            continue
         if pre['kind'] == 'above_level':
             name = f"{who} above {fmt_num(pre['level'], m['digits'], False)} {m['unit']} on {m['label']}" + (f", items {on}" if on else '')
             t = level_effect(x, pre['level'], m['scale'], seeds, alpha) if x is not None and len(x) >= 2 else None
@@ -538,30 +597,45 @@ def check_precondition(claim: Claim, pre: dict, series, seeds: int = 1, alpha: f
         out.append((name, ok, f"measured a difference of {fmt_num(t['effect'], m['digits'])} {m['unit']}, p {format_p(t['p'])}"))
     return out
 
+def _training_stats(claim: Claim, series, seeds: int, alpha: float) -> dict | None:
+    "A training claim's statistics over `seeds` trained models: `metrics.seeds_items_interval` of the per-seed, per-item effects."
+    m = claim.measure
+    per = {a: [series(a, m['column'], claim.item_filter(a), seed=i) for i in range(seeds)] for a in CLAIM_EFFECTS[claim.effect]}
+    if any(x is None or len(x) == 0 for xs in per.values() for x in xs): return None
+    binary = all(_binary(x.to_numpy(float)) for xs in per.values() for x in xs)
+    def gap(a, b):                                                   # per seed: a - b on the items both arms have
+        return [(x.loc[x.index.intersection(y.index)] - y.loc[x.index.intersection(y.index)]) * m['scale'] for x, y in zip(per[a], per[b])]
+    if claim.effect == 'a':
+        groups, bounds = [(1, [x * m['scale'] - claim.level for x in per['a']])], ((-claim.level, m['scale'] - claim.level) if binary else None)
+    elif claim.effect == 'a - b' and claim.comparison.get('items') == 'independent':
+        groups, bounds = [(1, [x * m['scale'] for x in per['a']]), (-1, [x * m['scale'] for x in per['b']])], None
+    elif claim.effect == 'a - b': groups, bounds = [(1, gap('a', 'b'))], ((-m['scale'], m['scale']) if binary else None)
+    else: groups, bounds = [(1, gap('a', 'b')), (-1, gap('c', 'd'))], None
+    if any(len(x) == 0 for _, xs in groups for x in xs): return None
+    t = seeds_items_interval(groups, alpha, bounds=bounds)
+    if t is None: return None
+    if claim.effect == 'a':                                          # a level: back from the distance to the level
+        t = {**t, **{k: t[k] + claim.level for k in ('effect', 'ci_low', 'ci_high')}}
+    return t
+
 def evaluate_claim(claim: Claim, series, seeds: int = 1, alpha: float = 0.05) -> Verdict:
     """The `Verdict` on `claim` from the per-item outcomes `series(arm, column, where)` supplies (a Series of item ->
     value over the seeds of one budget, on the items that pass the filter `where`, or None; `series` None: no run
-    covers the claim), with its preconditions: `paired_effect`, `level_effect` or `gap_difference`
-    (or, when the claim's `comparison.seeds` is `units` and the budget has several seeds, `seed_effect` over
-    `series(arm, column, where, seed=i)` of each seed i), then `judge`."""
+    covers the claim), with its preconditions. A claim about a fixed model (`unit_of_analysis: items`): `paired_effect`,
+    `level_effect`, `two_sample_permutation` or `gap_difference` over the items (each item's mean over the seeds). A claim
+    about training: with `MIN_TRAINED` seeds or more, `metrics.seeds_items_interval` over `series(..., seed=i)`; with
+    fewer, `not testable` (one trained model), the item-level verdict kept as its `conditional`; where every trained
+    model gives every item the same 0/1 outcome (no spread to estimate), the items' interval. Then `judge`."""
     if claim.untestable: return Verdict('not testable', paper_effect=claim.paper_effect, reasons=[f"our runs cannot test it: {claim.untestable}"])
     if series is None: return judge(None, claim.paper_effect, claim.form, alpha, claim.level, claim.margin)
     m = claim.measure
     xs = {a: series(a, m['column'], claim.item_filter(a)) for a in CLAIM_EFFECTS[claim.effect]}
     missing = [a for a, x in xs.items() if x is None or len(x) == 0]
     if missing: return Verdict('not run', paper_effect=claim.paper_effect, reasons=[f"no scored items of arm {arm_label(claim, missing[0])} at this budget"])
-    if claim.comparison.get('seeds') == 'units' and seeds > 1 and claim.effect in ('a - b', 'a') and claim.comparison.get('items') != 'independent':
-        per, n_items, binary = [], 0, True
-        for i in range(seeds):                                        # each seed's effect over the items its arms share
-            ys = {a: series(a, m['column'], claim.item_filter(a), seed=i) for a in xs}
-            if any(y is None or len(y) == 0 for y in ys.values()): continue
-            binary &= all(_binary(y.to_numpy(float)) for y in ys.values())   # 0/1 outcomes: a difference of shares lies in [-1, 1]
-            common = ys['a'].index.intersection(ys['b'].index) if 'b' in ys else ys['a'].index
-            n_items = max(n_items, len(common))
-            d = ys['a'].loc[common].mean() - (ys['b'].loc[common].mean() if 'b' in ys else 0.0)
-            per.append(float(d) * m['scale'])
-        t = seed_effect(per, alpha, n_items=n_items, bounds=((-m['scale'] if 'b' in xs else 0.0), m['scale']) if binary else None)
-        if t is not None and claim.effect == 'a': t = dict(t, test=t['test'].replace('t test', 't interval'), p=math.nan)   # a level: the interval decides
+    t = _training_stats(claim, series, seeds, alpha) if claim.training and seeds >= MIN_TRAINED else None
+    if t is not None and t["se"] <= ZERO_TOL and all(_binary(x.to_numpy(float)) for x in xs.values()):
+        t = None        # every model gives every item the same 0/1 outcome: no spread to estimate; the items' Wilson interval bounds it
+    if t is not None: pass
     elif claim.effect == 'a - b' and claim.comparison.get('items') == 'independent':      # two item sets of the same runs (a partition)
         t = ({**two_sample_permutation(xs['a'].to_numpy(float) * m['scale'], xs['b'].to_numpy(float) * m['scale']), 'seeds': seeds}
              if len(xs['a']) >= 2 and len(xs['b']) >= 2 else None)
@@ -569,9 +643,22 @@ def evaluate_claim(claim: Claim, series, seeds: int = 1, alpha: float = 0.05) ->
     elif claim.effect == 'a': t = level_effect(xs['a'], claim.level, m['scale'], seeds, alpha)
     else: t = gap_difference(xs['a'], xs['b'], xs['c'], xs['d'], m['scale'], seeds)
     if t is None: return Verdict('not run', paper_effect=claim.paper_effect, reasons=['fewer than 2 items shared by the arms at this budget'])
-    pre = [r for p in claim.preconditions for r in check_precondition(claim, p, series, seeds, alpha)]
-    return judge(t, claim.paper_effect, claim.form, alpha, claim.level, claim.margin, claim.tolerance, pre, unit=m['unit'], digits=m['digits'])
-
+    pre, competence = [], None
+    for p in claim.preconditions:
+        got = check_precondition(claim, p, series, seeds, alpha)
+        pre += got
+        if p['kind'] == 'competence': competence = all(ok for _, ok, _ in got) and (competence is not False)
+    v = judge(t, claim.paper_effect, claim.form, alpha, claim.level, claim.margin, claim.tolerance, pre, unit=m['unit'], digits=m['digits'],
+              paper_range=claim.paper_range)
+    if competence is not None: v.criteria['competence'] = competence
+    if claim.training and seeds < MIN_TRAINED:
+        what = 'one trained model' if seeds == 1 else f'{seeds} trained models'
+        return Verdict('not testable', effect=v.effect, ci_low=v.ci_low, ci_high=v.ci_high, n=v.n, p=v.p, mde=v.mde, paper_effect=v.paper_effect,
+                       reasons=(v.reasons if v.kind == 'not testable' else [])      # a precondition that fails comes first
+                               + [f"{what}: a claim about what training does needs at least {MIN_TRAINED} trained models (seeds as units); "
+                                  f"the item-level result, conditional on {'this model' if seeds == 1 else 'these models'}, is in the details ({v.kind})"],
+                       criteria=dict(v.criteria, trained_models=seeds), test=v.test, extra=v.extra, conditional=v)
+    return v
 
 # %% ../nbs/08_claims.ipynb #19b74886
 def arm_runs(claim: Claim, runs, config: list[str]) -> dict[tuple, dict[str, dict[int, str]]]:
@@ -605,11 +692,13 @@ def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=No
     """Every claim of `claims` judged at every budget of `runs` (`arm_runs` over the `config` columns) from the
     per-item frames `items_of(slug)` (indexed by item id; None when a run has none), over the seeds all its arms have;
     a `not run` row for a claim no budget covers; each contrast that repeats another's runs, items and values reported once
-    (`report_once`). `describe(slug, seeds)` gives a row's `profile`, `budget` and `device` (`slug`: arm a's first run).
+    (`report_once`). `describe(slug, seeds)` gives a row's `profile`, `budget` and `device` (`slug`: arm a's first run), and
+    `trained: True` for a model we fine-tuned, whose rows then take trained models as units whatever the claim's unit.
     The rows are what `save_verdict_tables` reads."""
     rows = []
     for claim in claims:
-        for _, arms in arm_runs(claim, runs, config).items():
+        rest = [c for c in config if c not in {k for arm in claim.arms.values() for k in arm}]      # as `arm_runs` groups
+        for group, arms in arm_runs(claim, runs, config).items():
             seeds = sorted(set.intersection(*[set(r) for r in arms.values()]))
             if not seeds: continue
             seen = {}
@@ -618,92 +707,150 @@ def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=No
                 if x is not None and seed is None and col == claim.measure['column'] and where == claim.item_filter(arm):
                     seen[arm] = [*(arms[arm][s] for s in seeds), '|', *(f'{i}={v:.12g}' for i, v in x.items())]   # the items and their values
                 return x
-            v = evaluate_claim(claim, series, len(seeds), claims.alpha)
             info = describe(arms['a'][seeds[0]], len(seeds)) if describe else {}
+            trained = bool(info.pop('trained', False))                   # a fine-tuned model: trained models are the units here
+            c = claim if not trained or claim.training else dataclasses.replace(claim, unit_of_analysis='training runs')
+            v = evaluate_claim(c, series, len(seeds), claims.alpha)
+            devices = sorted({str((describe(arms[a][s], 1) or {}).get('device', '')) for a in arms for s in seeds} - {''}) if describe else []
+            if len(devices) > 1:                                         # one contrast over several machines: said, not hidden
+                info['device'] = ' + '.join(devices)
+                v.reasons.append(f"the runs of this contrast ran on {len(devices)} different machines ({'; '.join(devices)}): "
+                                 "their seeds mix CPUs, as the device column says")
             key = partition_key(*seen.values(), extra=[claim.measure['column'], claim.effect, claim.form, claim.level]) if len(seen) == len(claim.arms) else ''
-            rows.append(dict(claim=claim, verdict=v, **{'profile': '', 'budget': '', 'device': '', **info}, key=key))
-        if not any(r['claim'] is claim for r in rows):
-            rows.append(dict(claim=claim, verdict=evaluate_claim(claim, None), profile='' if claim.untestable else profile, device='', key='',
+            model = dict(zip(rest, group)).get('model', '')              # a claim tested on several of our models: a row each
+            rows.append(dict(claim=c, verdict=v, **{'profile': '', 'budget': '', 'device': '', **info}, key=key, model=model, seeds=len(seeds)))
+        if not any(r['claim'].id == claim.id for r in rows):
+            rows.append(dict(claim=claim, verdict=evaluate_claim(claim, None), profile='' if claim.untestable else profile, device='', key='', model='', seeds=0,
                              budget='' if claim.untestable else f'no complete set of runs in profile {profile or "-"} or the committed rows'))
     return report_once(rows)
 
 # %% ../nbs/08_claims.ipynb #c3a892a6
 def _rank(row: dict) -> tuple:
-    prof = row.get('profile', '')
-    n = row['verdict'].n
-    return (row['verdict'].kind not in ('not run',), PROFILES.index(prof) if prof in PROFILES else -1, n if isinstance(n, (int, float)) and n == n else 0)
+    prof, v = row.get('profile', ''), row['verdict']
+    n = v.n
+    trained = row['claim'].training and int(row.get('seeds') or 0) >= MIN_TRAINED if hasattr(row['claim'], 'training') else False
+    return (v.kind not in ('not run',), trained, PROFILES.index(prof) if prof in PROFILES else -1, n if isinstance(n, (int, float)) and n == n else 0)
+
+def _shown_key(row: dict) -> str:
+    "The key of a shown row: the claim's id, and our model's name when the claim is tested on several of our models."
+    return row['claim'].id + (f" ({row['model']})" if row.get('model') else '')
 
 def best_rows(rows: list[dict]) -> dict[str, dict]:
-    "Claim id -> the row shown for it: the best budget among those that ran (`grid.PROFILES` order, last best; then the most items); the first such row."
+    """Claim id (with our model's name, for a claim tested on several of our models) -> the row shown for it: the best
+    budget among those that ran (a claim about training: one with `MIN_TRAINED` seeds first; then `grid.PROFILES` order,
+    last best; then the most items); the first such row."""
     best = {}
     for r in rows:
-        cid = r['claim'].id
-        if cid not in best or _rank(r) > _rank(best[cid]): best[cid] = r
+        k = _shown_key(r)
+        if k not in best or _rank(r) > _rank(best[k]): best[k] = r
     return best
 
 def paper_text(claim: Claim) -> str:
-    "The paper's number in a verdict row: value, unit, where from."
+    "The paper's number in a verdict row: value (or the range of its models), unit, where from; where it prints none, where it says so."
+    if not claim.printed: return f"stated, no number ({claim.where})"
     if claim.form == 'direction': return f"{'a rise' if claim.paper_effect > 0 else 'a fall'}, no size printed ({claim.where})"
     if math.isnan(claim.paper_effect): return f"- ({claim.where})"
-    signed = claim.form != 'level'
-    return f"{fmt_num(claim.paper_effect, max(claim.digits, 2 if abs(claim.paper_effect) < 10 else 1), signed)} {claim.unit} ({claim.where})".replace('  ', ' ')
+    signed, dg = claim.form != 'level', max(claim.digits, 2 if abs(claim.paper_effect) < 10 else 1)
+    if claim.paper_range:
+        lo, hi = claim.paper_range
+        return f"{fmt_num(lo, dg, signed)} to {fmt_num(hi, dg, signed)} {claim.unit} ({claim.paper['models']} models; {claim.where})".replace('  ', ' ')
+    return f"{fmt_num(claim.paper_effect, dg, signed)} {claim.unit} ({claim.where})".replace('  ', ' ')
 
-def ours_text(claim: Claim, v: Verdict) -> str:
-    "Ours in a verdict row: the estimate with its 95% interval, or what stands in for it."
+def ours_text(claim: Claim, v: Verdict, judged_only: bool = False) -> str:
+    """Ours in a verdict row: the estimate with its 95% interval, or what stands in for it; with `judged_only`, nothing
+    for a row that was not judged (not testable, not run), whose number would read as a result."""
+    if judged_only and v.kind in ('not testable', 'not run'): return ''
     if math.isnan(v.effect): return 'not run' if v.kind == 'not run' else '-'
     return fmt_ci(v.effect, v.ci_low, v.ci_high, claim.digits, claim.unit, signed=claim.form != 'level')
 
 def n_text(v: Verdict) -> str:
-    "n in a verdict row: the items (two independent samples as 'n_a + n_b'); '' when nothing ran."
+    "n in a verdict row: the items (two independent samples as 'n_a + n_b'); seeds x items for trained models; '' when nothing ran."
     if 'n_a' in v.extra: return f"{v.extra['n_a']} + {v.extra['n_b']}"
     if v.extra.get('n_items'): return f"{v.n} seeds x {v.extra['n_items']} items"
     return str(v.n) if v.n else ''
 
+def _claim_cell(r: dict, several: bool) -> str:
+    return r['claim'].claim + (f" ({r['model']})" if several and r.get('model') else '')
+
 def verdict_frames(rows: list[dict]):
-    "(main, structured, details) DataFrames of `rows` as `save_verdict_tables` writes them."
+    """(paper, ours, structured, details) DataFrames of `rows` as `save_verdict_tables` writes them: the paper's claims, our
+    controls and protocol variants (each naming the paper claim it qualifies), every row with its criteria, every budget."""
     import pandas as pd
     best = best_rows(rows)
     shown = {id(r) for r in best.values()}
-    main = [dict(claim=r['claim'].claim, paper=paper_text(r['claim']), **{'ours [95% CI]': ours_text(r['claim'], r['verdict'])}, n=n_text(r['verdict']),
-                 verdict=r['verdict'].kind + (f" ({r['verdict'].criteria['size']})" if r['verdict'].criteria.get('size') else ''), why=r['verdict'].why)
-            for r in best.values()]
-    crit = ['significant_same_direction', 'paper_effect_in_ci', 'ci_covers_zero', 'equivalent', 'zero_variance', 'preconditions_met', 'can_reach_alpha']
+    n_models = {}
+    for r in best.values(): n_models[r['claim'].id] = n_models.get(r['claim'].id, 0) + 1
+    def head(r):
+        v = r['verdict']
+        return dict(claim=_claim_cell(r, n_models[r['claim'].id] > 1), paper=paper_text(r['claim']),
+                    **{'ours [95% CI]': ours_text(r['claim'], v, judged_only=True)}, n=n_text(v) if v.kind not in ('not testable', 'not run') else '',
+                    verdict=v.kind + (f" ({v.criteria['size']})" if v.criteria.get('size') else ''), why=v.why)
+    main = [head(r) for r in best.values() if r['claim'].origin == 'paper']
+    ours = [dict(head(r), qualifies=r['claim'].qualifies, origin=r['claim'].origin) for r in best.values() if r['claim'].origin != 'paper']
+    crit = ['significant_same_direction', 'paper_effect_in_ci', 'precise', 'ci_covers_zero', 'equivalent', 'zero_variance', 'preconditions_met', 'can_reach_alpha']
+    def comp(v):
+        c = v.criteria.get('competence')
+        return '' if c is None else ('met' if c else 'not met')
     flat = [dict(claim_id=r['claim'].id, claim=r['claim'].claim, kind=r['verdict'].kind, effect=r['verdict'].effect, ci_low=r['verdict'].ci_low,
                  ci_high=r['verdict'].ci_high, paper_effect=r['verdict'].paper_effect if not math.isnan(r['verdict'].paper_effect) else r['claim'].paper_effect,
                  n=r['verdict'].n, p=r['verdict'].p, mde=r['verdict'].mde, budget=r.get('budget', ''), profile=r.get('profile', ''), device=r.get('device', ''),
-                 test=r['verdict'].test, unit=r['claim'].unit, shown=id(r) in shown, **{c: r['verdict'].criteria.get(c) for c in crit}, why=r['verdict'].why)
+                 test=r['verdict'].test, unit=r['claim'].unit, shown=id(r) in shown, **{c: r['verdict'].criteria.get(c) for c in crit}, why=r['verdict'].why,
+                 origin=r['claim'].origin, qualifies=r['claim'].qualifies, unit_of_analysis=r['claim'].unit_of_analysis, seeds=int(r.get('seeds') or 0),
+                 paper_low=(r['claim'].paper_range or (math.nan,))[0], paper_high=(r['claim'].paper_range or (math.nan, math.nan))[1],
+                 competence=comp(r['verdict']), model=r.get('model', ''), printed=r['claim'].printed)
             for r in rows]
-    det = [dict(claim=r['claim'].claim, profile=r.get('profile', ''), **{'ours [95% CI]': ours_text(r['claim'], r['verdict'])}, n=n_text(r['verdict']),
-                verdict=r['verdict'].kind, test=r['verdict'].test, p=format_p(r['verdict'].p) if not math.isnan(r['verdict'].p) else '',
-                MDE=f"{fmt_num(r['verdict'].mde, r['claim'].digits, False)} {r['claim'].unit}" if not math.isnan(r['verdict'].mde) else '', budget=r.get('budget', ''),
-                device=r.get('device', '')) for r in rows if r['verdict'].kind != 'not run' or id(r) in shown]
-    return pd.DataFrame(main), pd.DataFrame(flat), pd.DataFrame(det)
+    det = []
+    for r in rows:
+        v = r['verdict']
+        if v.kind == 'not run' and id(r) not in shown: continue
+        judged = v.kind not in ('not testable', 'not run') or math.isnan(v.effect)
+        cells = lambda v, label: dict(claim=_claim_cell(r, bool(r.get('model'))), profile=r.get('profile', ''),
+                                      **{'ours [95% CI]': ours_text(r['claim'], v)}, n=n_text(v), verdict=label, test=v.test,
+                                      p=format_p(v.p) if not math.isnan(v.p) else '',
+                                      MDE=f"{fmt_num(v.mde, r['claim'].digits, False)} {r['claim'].unit}" if not math.isnan(v.mde) else '',
+                                      budget=r.get('budget', ''), device=r.get('device', ''))
+        det.append(cells(v, v.kind if judged else f"{v.kind} (not judged)"))
+        if v.conditional is not None:
+            det.append(cells(v.conditional, f"{v.conditional.kind} (items as units, conditional on "
+                                            f"{'this model' if r.get('seeds', 1) == 1 else 'these models'}; not a verdict on the claim)"))
+    return pd.DataFrame(main), pd.DataFrame(ours), pd.DataFrame(flat), pd.DataFrame(det)
 
 def save_verdict_tables(rows: list[dict], out_dir: Path | str, caption: str = ''):
-    "Write `verdicts.md/.tex` (one row per claim, 6 columns), `verdicts.csv` (every row, structured) and `verdicts_details.*` into `out_dir`; returns the paths."
+    """Write `verdicts.md/.tex` (the paper's claims, one row each, then a second table of our controls and protocol
+    variants), `verdicts.csv` (every row, structured) and `verdicts_details.*` into `out_dir`; returns the paths."""
     from cogen_lib.core import atomic_write_text
     from cogen_lib.results import save_table, SavedTable
     if not rows: raise CogenError(f"save_verdict_tables({out_dir}): no rows; every claim of the claim file has a row, 'not run' if nothing measured it")
-    main, flat, det = verdict_frames(rows)
-    cap = (caption + ' ' if caption else '') + ("One row per claim at the best budget we have; every budget, with its test, p, minimum detectable "
-                                                "effect (MDE) and device: `verdicts_details.md`; the structured verdicts: `verdicts.csv`.")
+    main, ours, flat, det = verdict_frames(rows)
+    cap = (caption + ' ' if caption else '') + ("One row per claim of the paper (and per model of ours) at the best budget we have; a row "
+                                                "not judged (not testable, not run) shows no number of ours. Every budget, with its test, p, "
+                                                "minimum detectable effect (MDE) and device: `verdicts_details.md`; the structured verdicts: `verdicts.csv`.")
     paths = save_table(main, out_dir, 'verdicts', floatfmt='.4g', caption=cap)     # .4g: tabulate reads '0.008' as a number
+    if len(ours):
+        extra = save_table(ours, out_dir, 'verdicts_ours', floatfmt='.4g', caption="Our controls and protocol variants: not the paper's claims, "
+                                                                                  "each qualifies the paper claim it names; not counted among the paper's verdicts.")
+        md = paths[0].read_text().rstrip('\n') + '\n\n**Ours, not the paper\'s claims: controls and protocol variants.**\n\n' + extra[0].read_text()
+        atomic_write_text(paths[0], md)
+        paths = SavedTable(paths + extra)
     atomic_write_text(paths[1], flat.to_csv(index=False, lineterminator='\n'))
     return SavedTable(paths + save_table(det, out_dir, 'verdicts_details', floatfmt='.4g', caption='Every budget of every claim (`verdicts.md` shows the best one per claim).'))
 
 # %% ../nbs/08_claims.ipynb #4fcd26e6
-SHORT_KINDS = {'reproduced': 'reproduced', 'direction reproduced, size differs': 'direction only', 'inconclusive': 'inconclusive',
+SHORT_KINDS = {'reproduced': 'reproduced', 'direction reproduced, size not determined': 'size undetermined',
+               'direction reproduced, size differs': 'size differs', 'inconclusive': 'inconclusive',
                'not reproduced': 'not reproduced', 'opposite': 'opposite', 'not testable': 'not testable', 'not run': 'not run'}
 "The column heads of a counts table, in `KINDS` order."
 
 def verdict_counts(paper: str, root: Path | str | None = None) -> dict | None:
-    "Kind -> number of claims of `paper` with that verdict in `figures/<paper>/verdicts.csv` under `root` (every kind, 0 included); None without that file."
+    """Kind -> number of the paper's own claims (`origin` paper; not our controls or protocol variants) with that verdict
+    in `figures/<paper>/verdicts.csv` under `root` (every kind, 0 included); None without that file."""
     import pandas as pd
     f = (Path(root) if root else project_root())/'figures'/paper/'verdicts.csv'
     if not f.exists(): return None
     d = pd.read_csv(f)
     if not {'kind', 'shown'} <= set(d.columns): return None
     shown = d[d['shown'].astype(str).str.lower() == 'true']
+    if 'origin' in shown: shown = shown[shown['origin'].fillna('paper') == 'paper']
     return {k: int((shown['kind'] == k).sum()) for k in KINDS}
 
 def counts_markdown(papers: dict, root: Path | str | None = None, link=lambda p: f"figures/{p}/verdicts.md") -> str:

@@ -53,3 +53,22 @@ def test_id_vs_ood_is_over_concept_sets(summary):
 def test_packaging_is_an_equivalence(summary):
     v = pd.read_csv(summary/'verdicts.csv').set_index('claim_id').loc['packaging-differs-little']
     assert v.paper_effect == 0 and v.kind != 'reproduced'                              # 7 concept sets cannot show equivalence within 1 point
+
+
+def test_protocol_words_follow_the_numbers(summary):
+    "The protocol section: the graph, and the concepts baseline's ood cell of Table 4 placed by comparison with the paper's 7B models."
+    import json, re
+    from cogen_lib.cggc.evaluate import PAPER_TABLE4
+    nb = json.loads((summary.parent/'summary.ipynb').read_text())
+    md = ''.join(''.join(o['data']['text/markdown']) for c in nb['cells'] if c['id'] == '765ce575' for o in c['outputs'])
+    assert 'ours ConceptNet 4 from the data mirror' in md and 'the paper built its graphs from ConceptNet 5' in md
+    m = re.search(r'the concepts joined into a sentence score (([\d.]+) \[([\d.]+), ([\d.]+)\]) ROUGE-L, ([^;]+);', md)
+    t4 = pd.read_csv(summary/'table4.csv')
+    cell = t4[t4.source.str.startswith('baseline: concepts') & (t4.setting == 'ood') & (t4.sets > 1)]
+    cell = cell.assign(n=cell['items/seed'] * cell.seeds).sort_values('n', kind='stable')
+    assert m[1] == cell['ROUGE-L'].iloc[-1]                                          # Table 4's cell, the most items
+    v, lo, hi = map(float, m.group(2, 3, 4))
+    p = PAPER_TABLE4[(PAPER_TABLE4.setting == 'ood') & (PAPER_TABLE4.model != 'GPT-4o')]['ROUGE-L']
+    words = ('above the ood score of every 7B model' if lo > p.max() else 'below the ood score of every' if hi < p.min()
+             else 'above the ood score of every 7B model' if v > p.max() else f'its mean above {(p < v).sum()} of the {len(p)} 7B')
+    assert m[5].startswith(words), (m[5], words)

@@ -143,8 +143,9 @@ def test_constant_answer_interval_treats_a_rounding_se_as_none(monkeypatch):
     flags, q = [1, 0, 0, 0, 0] * 6, [f"q{i // 5}" for i in range(30)]
     exact = ev.accuracy_interval(flags, q)
     assert exact['n_eff'] == 30 * 30 / (6 * 25)
-    real = ev.clustered_mean
-    monkeypatch.setattr(ev, 'clustered_mean', lambda a, c, alpha=0.05: {**real(a, c, alpha), 'se': 1e-18})
+    import cogen_lib.metrics as M                                      # accuracy_interval is metrics.clustered_wilson
+    real = M.clustered_mean
+    monkeypatch.setattr(M, 'clustered_mean', lambda a, c, alpha=0.05: {**real(a, c, alpha), 'se': 1e-18})
     assert ev.accuracy_interval(flags, q) == exact                     # not n_eff = n, a too narrow interval
 
 

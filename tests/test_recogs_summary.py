@@ -148,10 +148,12 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     assert list(vc.columns[:11]) == ['claim_id', 'claim', 'kind', 'effect', 'ci_low', 'ci_high', 'paper_effect', 'n', 'p', 'mde', 'budget']
     assert set(vc.claim_id) == {c.id for c in load_claims('recogs', root)}        # every claim has a row, run or not
     v = vc.set_index(['claim_id', 'profile'])
-    r = v.loc[('pos-above-cogs-gen', 'cpu')]                                        # 3 seeds: the seeds are the units (seeds: units)
-    assert r.kind in ('reproduced', 'direction reproduced, size differs', 'inconclusive') and int(r.n) == 3 and abs(r.effect - np.mean(diffs)) < 1e-9
-    assert r.paper_effect == 4.8 and v.loc[('pos-above-cogs-gen', 'cpu'), 'test'].startswith('t test over 3 seeds')
-    assert v.loc[('pos-above-cogs-gen', 'long'), 'test'] == 'McNemar (exact)'      # one seed
+    r = v.loc[('pos-above-cogs-gen', 'cpu')]                                        # 3 trained models: the seeds are the units
+    assert r.kind in ('reproduced', 'direction reproduced, size not determined', 'direction reproduced, size differs', 'inconclusive')
+    assert int(r.n) == 3 and abs(r.effect - np.mean(diffs)) < 1e-9 and r.unit_of_analysis == 'training runs' and r.seeds == 3
+    assert r.paper_effect == 4.8 and v.loc[('pos-above-cogs-gen', 'cpu'), 'test'].startswith('t over 3 seeds')
+    r = v.loc[('pos-above-cogs-gen', 'long')]                                      # one trained model: no verdict of significance
+    assert r.kind == 'not testable' and 'one trained model: a claim about what training does' in r.why and r.test == 'McNemar (exact)'
     # "ReCOGS is harder": testable where ReCOGS is learned in distribution (cpu), not where it is 0 on dev (long), whatever the gap
     assert v.loc[('recogs-below-cogs', 'cpu'), 'kind'] != 'not testable' and v.loc[('recogs-below-cogs', 'cpu'), 'effect'] < 0
     r = v.loc[('recogs-below-cogs', 'long')]
@@ -185,7 +187,8 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     DI = 'ours: long (committed), distinct-indices decoding'
     assert DI in set(st.index.get_level_values('source')) and DI in set(read('fig5_recogs').source)
     r = v.loc[('recogs-below-cogs-distinct', 'long')]
-    assert r.kind not in ('not run', 'not testable') and int(r.n) == 21 * PER_CAT and '(distinct-indices decoding)' in r.budget, (r.kind, r.budget)
+    assert r.kind == 'not testable' and 'one trained model: a claim about what training does' in r.why and int(r.n) == 21 * PER_CAT, (r.kind, r.why)
+    assert '(distinct-indices decoding)' in r.budget and r.origin == 'protocol' and r.qualifies == 'recogs-below-cogs'
     assert '(greedy decoding)' in v.loc[('recogs-below-cogs', 'long'), 'budget'] and v.loc[('recogs-below-cogs', 'long'), 'kind'] == 'not testable'
     print(f"synthetic summary: {time.perf_counter() - t0:.1f} s")
 

@@ -6,13 +6,13 @@
 from __future__ import annotations
 import numpy as np, pandas as pd
 from ..core import CogenError
-from ..metrics import rbo, format_p, wilson_ci
+from ..metrics import rbo, format_p, wilson_ci, cluster_bootstrap_weights, percentile_interval, fmt_ci, fmt_interval, fmt_num
 from .evaluate import PAPER_TABLE4, PAPER_TABLE6, PAPER_TABLE7, PAPER_TABLE8, BLEU_STATS, metric_interval, bleu_cells, paired_by_cluster
 from .labels import relations_of
 
 # %% auto #0
-__all__ = ['M', 'ALLREF', 'ORDERS', 'SYS', 'PAPER_TABLE13', 'RBO_M', 'sel', 'budget', 'source', 'n_cols', 'fmt', 'fmt_test',
-           'versus', 'paper', 'tidy', 'cells', 'pair', 'delta_cells', 'paired_test', 'table4', 'tables67',
+__all__ = ['M', 'ALLREF', 'ORDERS', 'SYS', 'PAPER_TABLE13', 'RBO_DIGITS', 'RBO_M', 'sel', 'budget', 'source', 'n_cols', 'fmt',
+           'fmt_test', 'versus', 'paper', 'tidy', 'cells', 'pair', 'delta_cells', 'paired_test', 'table4', 'tables67',
            'packaging_table', 'verifier_table', 'table13', 'table4_verified', 'rbo_of', 'rbo_boot', 'table8',
            'condition_sets']
 
@@ -50,15 +50,15 @@ def n_cols(d):
 # %% ../../nbs/cggc/06_tables.ipynb #ea536256
 def fmt(r, d=1):
     "`mean [low, high]` with `d` decimals, or the mean and why there is no interval."
-    if not np.isfinite(r['ci_low']): return f"{r['value']:.{d}f} (no interval: {r['interval'].split(': ', 1)[-1]})"
-    return f"{r['value']:.{d}f} [{r['ci_low']:.{d}f}, {r['ci_high']:.{d}f}]"
+    if not np.isfinite(r['ci_low']): return f"{fmt_num(r['value'], d, False, zero_sign=True)} (no interval: {r['interval'].split(': ', 1)[-1]})"
+    return fmt_ci(r['value'], r['ci_low'], r['ci_high'], d, signed=False, zero_sign=True)
 
 # %% ../../nbs/cggc/06_tables.ipynb #2817d8c2
 def fmt_test(t):
     "A paired test (`paired_by_cluster`) in one cell."
     if t is None: return 'not testable: < 2 concept sets'
-    ci = f" [{t['ci_low']:+.1f}, {t['ci_high']:+.1f}]" if np.isfinite(t.get('ci_low', np.nan)) else ''
-    return f"{t['effect']:+.1f}{ci}, p {format_p(t['p'])}, MDE {t['mde']:.1f} ({t['n']} sets)"
+    ci = ' ' + fmt_interval(t['ci_low'], t['ci_high'], 1, True, zero_sign=True) if np.isfinite(t.get('ci_low', np.nan)) else ''
+    return f"{fmt_num(t['effect'], 1, zero_sign=True)}{ci}, p {format_p(t['p'])}, MDE {t['mde']:.1f} ({t['n']} sets)"
 
 # %% ../../nbs/cggc/06_tables.ipynb #5a93e829
 def versus(t, name):
@@ -202,11 +202,11 @@ def verifier_table(va, vb, multi: bool):
     for (runs, hidden), g in va.groupby(['runs', 'hidden'], sort=True) if len(va) else []:
         r = g.iloc[0]; n = int(float(r.n)); p, lo, hi = wilson_ci(int(round(float(r.value) * n)), n)
         clf = f'MLP ({hidden} ReLU units)' if hidden else 'logistic regression'
-        tv.append({'source': f'ours: minilm-l6 + {clf}' + (f' ({runs})' if multi else ''), 'val accuracy %': f'{100 * p:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]',
+        tv.append({'source': f'ours: minilm-l6 + {clf}' + (f' ({runs})' if multi else ''), 'val accuracy %': fmt_ci(100 * p, 100 * lo, 100 * hi, 1, signed=False, zero_sign=True),
                    'majority baseline %': f'{100 * float(r.majority):.1f}', 'val edges': n, 'val sets': int(float(r.val_sets)), 'train edges': int(float(r.train_edges)),
                    'val references filtered %': 'n/a'})
     for name, c in (vb or {}).get('classifiers', {}).items():   # the same features and split, another classifier beside the library's
-        tv.append({'source': f'ours: minilm-l6 + {name.removesuffix(" (the library)")} (bench)', 'val accuracy %': f"{100 * c['val_accuracy']:.1f} [{100 * c['ci_low']:.1f}, {100 * c['ci_high']:.1f}]",
+        tv.append({'source': f'ours: minilm-l6 + {name.removesuffix(" (the library)")} (bench)', 'val accuracy %': fmt_ci(100 * c['val_accuracy'], 100 * c['ci_low'], 100 * c['ci_high'], 1, signed=False, zero_sign=True),
                    'majority baseline %': f"{100 * vb['majority_val_accuracy']:.1f}", 'val edges': vb['val_edges'], 'val sets': vb.get('val_sets', 'n/a'),
                    'train edges': vb['train_edges'], 'val references filtered %': f"{100 * c['val_graphs_filtered']:.1f}"})
     tv.append({'source': 'paper: Llama2 + feed-forward layer', 'val accuracy %': '90.21', 'majority baseline %': 'n/a', 'val edges': 'n/a', 'val sets': 1125, 'train edges': 'n/a', 'val references filtered %': 'n/a'})
@@ -225,7 +225,7 @@ def table13(fr, multi: bool):
     for (runs, model, setting), g in fr.groupby(['runs', 'model', 'setting'], sort=True) if len(fr) else []:
         n = int(g.n.astype(float).sum()); k = int(round((g.value.astype(float) / 100 * g.n.astype(float)).sum()))
         p, lo, hi = wilson_ci(k, n)
-        t13.append(dict(source=source(model, runs, multi), setting=setting, **{'removed %': f'{100 * p:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]'}, outputs=n))
+        t13.append(dict(source=source(model, runs, multi), setting=setting, **{'removed %': fmt_ci(100 * p, 100 * lo, 100 * hi, 1, signed=False, zero_sign=True)}, outputs=n))
     for mdl, (i, o) in PAPER_TABLE13.items():
         for s, v in (('id', i), ('ood', o)): t13.append(dict(source=f'paper: {mdl} ({"6B" if mdl == "GPT-J" else "7B"})', setting=s, **{'removed %': f'{v:.2f}'}))
     return tidy(t13)
@@ -242,19 +242,25 @@ def table4_verified(main, multi: bool):
     return tidy(tv4) if tv4 else None
 
 # %% ../../nbs/cggc/06_tables.ipynb #b4cac505
+RBO_DIGITS = 12
+"Significant digits of the per-relation means `rbo_of` ranks: far above any real difference, far below a float sum's last bits."
+
 def rbo_of(freq, vals, rels, w):
-    "RBO of the frequency ranking `freq` against the ranking of relations by their `w`-weighted mean item value (higher first)."
+    """RBO of the frequency ranking `freq` against the ranking of relations by their `w`-weighted mean item value (higher
+    first). Means are rounded to `RBO_DIGITS` significant digits before ranking and ties go by name: two relations
+    whose means tie in exact arithmetic can differ in the last bits of a float sum, and the order of summation (BLAS,
+    the CPU) must not decide their rank."""
     s, c = (w * vals) @ rels, w @ rels
-    per = {r: s[k] / c[k] for k, r in enumerate(freq) if c[k] > 0}
+    per = {r: float(f"{s[k] / c[k]:.{RBO_DIGITS}g}") for k, r in enumerate(freq) if c[k] > 0}
     rank = sorted(per, key=lambda r: (-per[r], r))
     return rbo([r for r in freq if r in per], rank) if rank else np.nan
 
 # %% ../../nbs/cggc/06_tables.ipynb #ae918378
 def rbo_boot(d, freq, values, B=500, seed=0):
-    "name -> RBO of items `d` for each per-item array of `values`: the point (entry 0), then `B` bootstraps over concept sets (one set of resamples for all)."
+    """name -> RBO of items `d` for each per-item array of `values`: the point (entry 0), then `B` bootstraps over concept
+    sets (one set of resamples for all: `metrics.cluster_bootstrap_weights`)."""
     rels = np.array([[r in relations_of(l) for r in freq] for l in d.label], float)
-    keys, inv = np.unique(d.set_id.astype(str), return_inverse=True)
-    W = np.vstack([np.ones((1, len(d))), np.random.default_rng(seed).multinomial(len(keys), np.full(len(keys), 1 / len(keys)), size=B)[:, inv]])
+    W = cluster_bootstrap_weights(d.set_id.astype(str), B, seed)
     return {k: np.array([rbo_of(freq, np.asarray(v, float), rels, w) for w in W]) for k, v in values.items()}
 
 # %% ../../nbs/cggc/06_tables.ipynb #b3923237
@@ -275,7 +281,7 @@ def table8(main, pc, multi: bool, B=500):
         bt = rbo_boot(j, freq, {(s, m): v for m in RBO_M for s, v in (('id', j[f'{m}_a']), ('ood', j[f'{m}_b']), ('Δ', j[f'{m}_b'] - j[f'{m}_a']))}, B)
         RBO[(runs, model)] = ({s: np.nanmean([bt[(s, m)] for m in RBO_M], axis=0) for s in ('id', 'ood', 'Δ')}, j.set_id.nunique())
         for s in ('id', 'ood', 'Δ'):
-            cell = {f'RBO {m}': fmt(dict(value=bt[(s, m)][0], ci_low=np.nanquantile(bt[(s, m)][1:], 0.025), ci_high=np.nanquantile(bt[(s, m)][1:], 0.975)), 3) for m in RBO_M}
+            cell = {f'RBO {m}': fmt(dict(zip(('value', 'ci_low', 'ci_high'), (bt[(s, m)][0], *percentile_interval(bt[(s, m)][1:])))), 3) for m in RBO_M}
             t8.append(dict(source=source(model, runs, multi), setting=s, **cell, Avg=f"{RBO[(runs, model)][0][s][0]:.3f}", items=len(j), sets=j.set_id.nunique()))
     for _, r in PAPER_TABLE8.iterrows():
         t8.append(dict(source='paper: Llama2 (7B)', setting=r['setting'], **{k: f'{r[k]:.4f}' for k in ('RBO ROUGE-2', 'RBO CIDEr', 'RBO Coverage', 'Avg')}))

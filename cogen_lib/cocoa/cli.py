@@ -75,7 +75,8 @@ def eval_cmd(model: str = typer.Option(..., '--model', help='Model registry name
         if e.name != 'cogen_lib.cocoa.evaluate': raise
         raise CogenError("cogen_lib.cocoa.evaluate is not installed: the evaluation module (nbs/cocoa evaluate notebook) is missing; run nbdev_export or update the checkout") from None
     df, summary = evaluate_file(data, model, prompt, limit=limit, rotations=rotations, max_errors=max_errors)   # keys: cocoa.evaluate._run_summary
-    ci = lambda k: f" [{summary[k + 'ci_low']:.3f}, {summary[k + 'ci_high']:.3f}]" if k + 'ci_low' in summary else ''
+    from cogen_lib.metrics import fmt_interval
+    ci = lambda k: ' ' + fmt_interval(summary[k + 'ci_low'], summary[k + 'ci_high'], 3, zero_sign=True) if k + 'ci_low' in summary else ''
     typer.echo(f"model {model} | prompt {summary.get('style_label', prompt)}")
     rot = (f" | over {rotations} rotations {summary['rotated_accuracy']:.3f}{ci('rotated_')}" if rotations > 1 else '')
     typer.echo(f"{summary.get('n', len(df))} questions | accuracy {summary['accuracy']:.3f}{ci('')}{rot} | parse-failure rate {summary['parse_failure_rate']:.3f}")

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Callable
 import numpy as np, pandas as pd
 from ..core import CogenError
-from scipy import stats
-from ..metrics import Z95, ZERO_TOL, clustered_mean, format_p, mcnemar, paired_permutation, power_z, proportion, wilson_score
+from ..metrics import (cluster_permutation, clustered_wilson, fmt_ci, fmt_interval, fmt_num, format_p, mcnemar,
+                               paired_permutation, reflected_kde, se_fallback)
 from ..models import FailedCalls, LanguageModel, check_calls, check_lm, load_lm
 from .flights import fmt_clock, parse_clock, fmt_duration, fmt_money, fmt_date
 from .generate import LETTERS, DISPLAY_FIELDS, read_jsonl, render_display
@@ -371,25 +371,10 @@ def check_rotations(rotations) -> int:
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #680ef2e9
 def accuracy_interval(flags, clusters=None, alpha: float = 0.05) -> dict:
-    """The share of 1s in `flags` with its $(1-\\alpha)$ Wilson interval (`metrics.proportion`). With `clusters` (the
-    source query of each outcome) where some cluster holds several outcomes: the Wilson interval at the effective sample
-    size $n_{eff} = n / d$, the design effect $d = (SE_{clustered} / SE_{naive})^2$ from `metrics.clustered_mean`, at
-    least 1; where no SE can be estimated (one cluster, or every cluster's mean equal: an SE within `metrics.ZERO_TOL` of 0) $n_{eff} = n^2 / \\sum_c n_c^2$, its
-    value for perfectly correlated clusters. Returns `value, n, clusters, n_eff, ci_low, ci_high, interval`."""
-    p = proportion(flags, alpha)
-    n, a = p['n'], np.asarray(flags, float)
-    if clusters is None: return {**p, 'clusters': n, 'n_eff': float(n)}
-    c = pd.Series(list(clusters), dtype=object).astype(str).to_numpy()
-    if c.size != n: raise CogenError(f"accuracy_interval: one cluster label per outcome; got {n} outcomes and {c.size} labels")
-    sizes = pd.Series(c).value_counts().to_numpy(float)
-    if sizes.max() == 1: return {**p, 'clusters': n, 'n_eff': float(n)}
-    cm = clustered_mean(a, c, alpha) if sizes.size >= 2 else None
-    if cm is None or cm['se_naive'] <= ZERO_TOL or cm['se'] <= ZERO_TOL: n_eff = n * n / float((sizes ** 2).sum())   # no SE: 0 up to a sum's last bits
-    else: n_eff = n / max(1.0, (cm['se'] / cm['se_naive']) ** 2)
-    v = p['value']; lo, hi = wilson_score(v, n_eff, alpha)         # the Wilson score interval, at a fractional n
-    return dict(value=v, n=n, clusters=int(sizes.size), n_eff=float(n_eff),
-                ci_low=0.0 if v == 0 else lo, ci_high=1.0 if v == 1 else hi,
-                interval='wilson at the clustered effective n')
+    """The share of 1s in `flags` with its $(1-\\alpha)$ Wilson interval; with `clusters` (the source query of each
+    outcome), at the clustered effective sample size: `metrics.clustered_wilson`. Returns `value, n, clusters, n_eff,
+    ci_low, ci_high, interval`."""
+    return clustered_wilson(flags, clusters, alpha)
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #1e78e8f4
 SCORINGS: dict[str, tuple[str, str]] = {'letter': ('predicted', 'correct'), 'content': ('predicted_content', 'correct_content'),
@@ -694,9 +679,7 @@ def vs_best_baseline(df: pd.DataFrame, pred: str = 'predicted', outcome: str = '
                 t = {**paired_permutation(u.o.to_numpy(), u.b.to_numpy(), n_perm=n_perm, rng=rng),
                      'test': 'sign-flip permutation over ' + ('queries (mean over rotations)' if order == 'rotated' else 'questions')}
                 if t['mde'] < 1e-9:   # every unit differs alike (a constant answer): no SE from the differences; the accuracy's own interval instead
-                    w = accuracy_interval(o, unit)
-                    se = (w['ci_high'] - w['ci_low']) / (2 * Z95)
-                    t.update(mde=power_z() * se, ci_low=t['effect'] - Z95 * se, ci_high=t['effect'] + Z95 * se)
+                    t = se_fallback(t, accuracy_interval(o, unit))
         except CogenError as e:
             t = dict(test='none', n=int(m.sum()), a=float(o.mean()), b=float(bo.mean()), effect=float(o.mean() - bo.mean()),
                      ci_low=float('nan'), ci_high=float('nan'), p=float('nan'), mde=float('nan'), note=str(e))
@@ -706,9 +689,8 @@ def vs_best_baseline(df: pd.DataFrame, pred: str = 'predicted', outcome: str = '
 # %% ../../nbs/cocoa/05_evaluate.ipynb #ec8487cf
 def baseline_contrast(test: dict) -> str:
     """A `vs_best_baseline` entry as the verdict tables print a test, with no words of its own: ours minus the baseline
-    in points with its 95% interval (`claims.fmt_ci`), p (`metrics.format_p`) and the minimum detectable effect; where no
+    in points with its 95% interval (`metrics.fmt_ci`), p (`metrics.format_p`) and the minimum detectable effect; where no
     test could be run, the test's own note."""
-    from cogen_lib.claims import fmt_ci, fmt_num
     s = fmt_ci(100 * test['effect'], 100 * test['ci_low'], 100 * test['ci_high'], 1, 'points')
     p = test.get('p', float('nan'))
     if p is None or not np.isfinite(p): return f"{s}; no test: {test.get('note', 'too few items')}"
@@ -719,38 +701,8 @@ def group_contrast(a, b, clusters_a=None, clusters_b=None, n_perm: int = 10000, 
                    rng: int = 0) -> dict:
     """Unpaired contrast of two groups of different items (e.g. atypical vs regular questions): effect `mean(a) - mean(b)`,
     a two-sided permutation p (with `clusters_*`, whole clusters change group: the questions of one query move together),
-    a normal interval and the minimum detectable effect from the groups' clustered SEs (for 0/1 values never below the
-    Wilson half-width / 1.96, so that 0 of n does not claim an SE of 0). Keys as `metrics.mcnemar`'s."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    for nm, v in (('a', a), ('b', b)):
-        if v.ndim != 1 or v.size < 2: raise CogenError(f"group_contrast: group {nm} needs at least 2 values, got {v.size}")
-        if not np.isfinite(v).all(): raise CogenError(f"group_contrast: group {nm} holds NaN or infinite values; drop the items without a value first")
-    lab = lambda c, v, p: np.array([f"{p}{i}" for i in range(v.size)], object) if c is None else pd.Series(list(c), dtype=object).astype(str).to_numpy()
-    ca, cb = lab(clusters_a, a, 'a:'), lab(clusters_b, b, 'b:')
-    if ca.size != a.size or cb.size != b.size: raise CogenError("group_contrast: one cluster label per value in each group")
-    if set(ca) & set(cb): raise CogenError(f"group_contrast: cluster {sorted(set(ca) & set(cb))[0]!r} is in both groups; the groups must split whole clusters")
-    def se(v, c):
-        C = len(set(c))
-        if C < 2: raise CogenError(f"group_contrast: a group of {v.size} values in {C} cluster cannot give an SE; it needs >= 2 clusters")
-        s = clustered_mean(v, c, alpha)['se'] if C < v.size else float(v.std(ddof=1) / math.sqrt(v.size))
-        if np.isin(v, (0, 1)).all():
-            w = accuracy_interval(v, c if C < v.size else None, alpha); s = max(s, (w['ci_high'] - w['ci_low']) / (2 * Z95))
-        return s
-    sd = math.sqrt(se(a, ca) ** 2 + se(b, cb) ** 2)
-    effect = float(a.mean() - b.mean())
-    keys = np.concatenate([ca, cb]); vals = np.concatenate([a, b])
-    uk, inv = np.unique(keys, return_inverse=True)
-    sums, cnts = np.bincount(inv, vals, len(uk)), np.bincount(inv, minlength=len(uk)).astype(float)
-    ka = len(set(ca))
-    g, hits = np.random.default_rng(rng), 0
-    for j in range(0, n_perm, 1000):                                              # in chunks: (chunk, clusters) at a time
-        ina = np.argsort(g.random((min(1000, n_perm - j), len(uk))), axis=1) < ka     # a random ka clusters go to group a
-        null = (ina @ sums) / (ina @ cnts) - ((~ina) @ sums) / ((~ina) @ cnts)
-        hits += int(np.sum(np.abs(null) >= abs(effect) - 1e-12))
-    p = float((1 + hits) / (n_perm + 1))
-    return dict(test='permutation over ' + ('clusters' if clusters_a is not None else 'items'), n=int(a.size + b.size),
-                n_a=int(a.size), n_b=int(b.size), a=float(a.mean()), b=float(b.mean()), effect=effect,
-                ci_low=float(effect - Z95 * sd), ci_high=float(effect + Z95 * sd), p=p, mde=float(power_z(alpha, power) * sd))
+    a normal interval and the minimum detectable effect from the groups' clustered SEs: `metrics.cluster_permutation`."""
+    return cluster_permutation(a, b, clusters_a, clusters_b, n_perm=n_perm, alpha=alpha, power=power, rng=rng)
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #19a7c3db
 COST_METRICS = ('model_calls', 'cache_hits', 'new_tokens', 'model_seconds', 'wall_seconds', 'question_seconds', 'cpu_seconds', 'tokens_per_s',
@@ -824,9 +776,7 @@ def paired_contrast(a: pd.DataFrame, b: pd.DataFrame, outcome_a: str = 'correct'
         t = {**paired_permutation(u._a.to_numpy(float), u._b.to_numpy(float), n_perm=n_perm, rng=rng),
              'test': 'sign-flip permutation over queries (mean over rotations)'}
         if t['mde'] < 1e-9:   # every query differs alike: no SE from the differences; the two accuracies' intervals instead
-            wa, wb = accuracy_interval(m._a, m.query_id), accuracy_interval(m._b, m.query_id)
-            se = math.hypot(wa['ci_high'] - wa['ci_low'], wb['ci_high'] - wb['ci_low']) / (2 * Z95)
-            t.update(mde=power_z() * se, ci_low=t['effect'] - Z95 * se, ci_high=t['effect'] + Z95 * se)
+            t = se_fallback(t, accuracy_interval(m._a, m.query_id), accuracy_interval(m._b, m.query_id))
     return {**t, 'questions': int(m['id'].nunique()), 'queries': int(m.query_id.nunique()), 'rotations': rot}
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #35daa78a
@@ -869,9 +819,7 @@ def entropy_density(df: pd.DataFrame, grid: np.ndarray | None = None, min_bandwi
         miss, x = int(np.isnan(x).sum()), x[~np.isnan(x)]
         if x.size == 0: continue
         if x.size < min_points: raise CogenError(f"entropy_density: {x.size} {outcome} answers with an entropy, fewer than min_points={min_points}; a density curve over so few points misleads: draw them as a strip or a histogram (or lower min_points knowingly)")
-        bw = max(min_bandwidth, (x.std(ddof=1) if x.size > 1 else 0.0) * x.size ** (-1 / 5))
-        pts = np.concatenate([x, -x, 2 - x])              # reflect at 0 and 1: entropy of a binary split lies in [0, 1]
-        dens = np.exp(-0.5 * ((grid[:, None] - pts[None, :]) / bw) ** 2).sum(1) / (x.size * bw * math.sqrt(2 * math.pi))
+        dens, bw = reflected_kde(x, grid, min_bandwidth, (0.0, 1.0))   # reflected at 0 and 1: entropy of a binary split lies in [0, 1]
         out.append(pd.DataFrame(dict(outcome=outcome, entropy=grid, density=dens, n=x.size, bandwidth=bw, n_missing=miss)))
     if not out: raise CogenError("entropy_density: no question has a gold-option entropy")
     return pd.concat(out, ignore_index=True)
@@ -912,8 +860,8 @@ def pct(x) -> float:
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #ad93a81e
 def ci_text(a: dict) -> str:
-    "An interval of `accuracy_interval` as `low-high` in percent, one decimal."
-    return f"{100 * a['ci_low']:.1f}-{100 * a['ci_high']:.1f}"
+    "An interval of `accuracy_interval` as `low-high` in percent, one decimal (`metrics.fmt_interval`)."
+    return fmt_interval(100 * a['ci_low'], 100 * a['ci_high'], 1, sep='-', brackets='', zero_sign=True)
 
 # %% ../../nbs/cocoa/05_evaluate.ipynb #701672a7
 def one_decimal(t: pd.DataFrame, cols, fmt: str = '.1f') -> pd.DataFrame:

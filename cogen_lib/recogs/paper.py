@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import numpy as np, pandas as pd
 from ..core import CogenError
-from ..metrics import seed_interval, wilson_ci
+from ..metrics import seed_interval, wilson_ci, fmt_ci, fmt_interval
 
 # %% auto #0
 __all__ = ['CATS', 'STRUCTURAL', 'PAPER', 'PAPER_BUDGET', 'PAPER_T4', 'T4_COLS', 'PAPER_T6', 'T6_COLS', 'PAPER_F5_TEXT',
@@ -134,7 +134,7 @@ def paper_effects(anchors: pd.DataFrame | None = None) -> dict[str, float]:
 # %% ../../nbs/recogs/03_paper.ipynb #1bfe9801
 def check_paper_effects(claims, anchors: pd.DataFrame | None = None) -> dict[str, float]:
     "`paper_effects`, after checking that `claims` (a `load_claims('recogs')`) quotes each of them within 0.05 points."
-    got, ids = paper_effects(anchors), {c.id for c in claims} - {'recogs-in-distribution', 'recogs-in-distribution-distinct'}
+    got, ids = paper_effects(anchors), {c.id for c in claims if not c.untestable} - {'recogs-in-distribution', 'recogs-in-distribution-distinct'}
     if set(got) != ids:
         raise CogenError(f"claims/recogs.yaml: claims {sorted(ids ^ set(got))} are not those recogs.paper.paper_effects derives; "
                          "derive the new claim's number in nbs/recogs/03_paper.ipynb or drop it")
@@ -203,7 +203,7 @@ def aggregate(per_run):
 # %% ../../nbs/recogs/03_paper.ipynb #57ea00d5
 def cell(a):
     "`mean [low, high]` of an aggregated row, one decimal; '—' for none."
-    return '—' if a is None else f"{a['mean']:.1f} [{a.ci_low:.1f}, {a.ci_high:.1f}]"
+    return '—' if a is None else fmt_ci(a['mean'], a.ci_low, a.ci_high, 1, signed=False, zero_sign=True)
 
 # %% ../../nbs/recogs/03_paper.ipynb #30b6a0fc
 def n_words(a):
@@ -284,5 +284,5 @@ def structure_of(items: pd.DataFrame, gold) -> list[dict]:
                  'collision': np.array([index_collision(p) for p in pred])}
         ci = {k: wilson_ci(int(f.sum()), len(f)) for k, f in flags.items()}
         out.append(dict(split=split, n=len(d), **{k: 100 * c[0] for k, c in ci.items()},
-                        **{f'{k} [95% CI]': f"[{100 * c[1]:.1f}, {100 * c[2]:.1f}]" for k, c in ci.items()}))
+                        **{f'{k} [95% CI]': fmt_interval(100 * c[1], 100 * c[2], 1, zero_sign=True) for k, c in ci.items()}))
     return out

@@ -8,10 +8,11 @@ import time
 from dataclasses import dataclass, replace
 import numpy as np
 from ..core import CogenError
+from ..metrics import order_tau
 from .data import Corpus, Sample, BOUNDARY, locate_units, so_conv, unit_pairs
 
 # %% auto #0
-__all__ = ['text_order', 'kendall', 'reorder', 'match_training', 'reference_orders', 'OrderSplit', 'build_order',
+__all__ = ['kendall', 'text_order', 'reorder', 'match_training', 'reference_orders', 'OrderSplit', 'build_order',
            'output_properties', 'order_invariance', 'cwio', 'cwio_items', 'cwio_interval']
 
 # %% ../../nbs/spor/05_order.ipynb #685a0917
@@ -21,14 +22,8 @@ def text_order(sample: Sample, text: str, strict: bool = False) -> tuple[list[in
     return [i for i, _ in plan], all(p != BOUNDARY for _, p in plan)
 
 # %% ../../nbs/spor/05_order.ipynb #b4153d4a
-def kendall(o1: list[int], o2: list[int]) -> float:
-    "Kendall's tau between two orders of the same items (pairs in the same order - pairs inverted, over all pairs)."
-    if sorted(o1) != sorted(o2): raise CogenError(f"kendall: {o1} and {o2} are not orders of the same items")
-    n = len(o1)
-    if n < 2: raise CogenError("kendall: needs at least two items")
-    pos = {x: i for i, x in enumerate(o2)}
-    k = sum(1 if pos[o1[i]] < pos[o1[j]] else -1 for i in range(n) for j in range(i + 1, n))
-    return k / (n * (n - 1) / 2)
+kendall = order_tau
+"Kendall's tau between two orders of the same items (pairs in the same order - pairs inverted, over all pairs): `metrics.order_tau`."
 
 # %% ../../nbs/spor/05_order.ipynb #8f7fa135
 def reorder(sample: Sample, order: list[int], texts=None) -> Sample:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from ..core import CogenError
-from ..metrics import seed_interval, format_p
-from ..claims import item_series, paired_effect, fmt_ci
+from ..metrics import seed_interval, format_p, fmt_ci
+from ..claims import item_series, paired_effect
 from ..results import model_revision
 from fastcore.basics import patch
 
@@ -114,8 +114,8 @@ def train_budget(d: dict) -> str:
 
 # %% ../../nbs/spor/08_report.ipynb #148cc46e
 def cell(x: dict | None, nd: int = 1) -> str:
-    "A `number` as a table cell, 'value [lo, hi]', or 'not run'."
-    return fmt_ci(x['value'], x['lo'], x['hi'], nd, signed=False) if x else 'not run'
+    "A `number` as a table cell, 'value [ci_low, ci_high]', or 'not run'."
+    return fmt_ci(x['value'], x['ci_low'], x['ci_high'], nd, signed=False) if x else 'not run'
 
 # %% ../../nbs/spor/08_report.ipynb #2d2fe785
 def effect_text(t: dict | None, nd: int = 1, unit: str = '') -> str:
@@ -185,16 +185,16 @@ def describe(self: SporRuns, slug: str, seeds: int) -> dict:
 # %% ../../nbs/spor/08_report.ipynb #713f451e
 @patch
 def number(self: SporRuns, runs: dict, metric: str, scale: float = 1.0) -> dict | None:
-    "dict(value, lo, hi, n, seeds, interval) of `metric` over `runs` (seed -> slug): the run's own interval with one seed, the t interval over seeds with more; None without that metric."
+    "dict(value, ci_low, ci_high, n, seeds, interval) of `metric` over `runs` (seed -> slug): the run's own interval with one seed, the t interval over seeds with more; None without that metric."
     out = [self.rows[(self.rows.slug == runs[s]) & (self.rows.metric == metric)] for s in sorted(runs)]
     rs = [r.iloc[0] for r in out if len(r)]
     if not rs: return None
     if len(rs) == 1:
         r = rs[0]; lo, hi = (r.ci_low, r.ci_high) if pd.notna(r.ci_low) else (np.nan, np.nan)
-        return dict(value=scale * r.value, lo=scale * lo, hi=scale * hi, n=int(r.n), seeds=1,
+        return dict(value=scale * r.value, ci_low=scale * lo, ci_high=scale * hi, n=int(r.n), seeds=1,
                     interval=(r.get('interval') if isinstance(r.get('interval'), str) else 'none recorded') + ' (one seed)')
     si = seed_interval([r.value for r in rs])
-    return dict(value=scale * si['value'], lo=scale * si['ci_low'], hi=scale * si['ci_high'], n=int(rs[0].n), seeds=len(rs),
+    return dict(value=scale * si['value'], ci_low=scale * si['ci_low'], ci_high=scale * si['ci_high'], n=int(rs[0].n), seeds=len(rs),
                 interval=f"t over {len(rs)} seeds")
 
 # %% ../../nbs/spor/08_report.ipynb #b60b359c
@@ -287,11 +287,11 @@ def headline_rows(R: SporRuns) -> list[dict]:
         d, runs = R.cfg_dict(cfg), sets.get('combination', {})
         x = R.number(runs, 'parent_f', 100) if runs else None
         if x is None: continue
-        if not np.isfinite(x['lo']): print(f"headline: {d['model']} ({d['dataset']}, profile {d['profile']}) left out: no interval recorded"); continue
+        if not np.isfinite(x['ci_low']): print(f"headline: {d['model']} ({d['dataset']}, profile {d['profile']}) left out: no interval recorded"); continue
         b = R.number(runs, 'copy_parent_f', 100)
         head.append(dict(paper='spor', measure=f"PARENT F x100, systematicity test ({d['dataset']}, trained on Combination)", model=d['model'],
                          revision=model_revision(R.rows, d['model']), profile=d['profile'], budget=f"{R.budget_short(cfg)}, {x['seeds']} seed(s)",
-                         n=x['n'], value=x['value'], ci_low=x['lo'], ci_high=x['hi'], interval=x['interval'],
+                         n=x['n'], value=x['value'], ci_low=x['ci_low'], ci_high=x['ci_high'], interval=x['interval'],
                          baseline='copy-the-table', baseline_value=b['value'] if b else None, source='ours'))
     for r in T2.to_dict('records'):
         for ds in ('webnlg', 'e2e'):
@@ -316,5 +316,5 @@ def cost_table(rows) -> pd.DataFrame | None:
 def errbar(ax, x: float, num: dict | None, **kw):
     "Draw `number` `num` at `x` on `ax` with its interval (none when it has none); nothing for None."
     if num is None: return
-    lo, hi = (num['value'] - num['lo'], num['hi'] - num['value']) if np.isfinite(num['lo']) else (0, 0)
+    lo, hi = (num['value'] - num['ci_low'], num['ci_high'] - num['value']) if np.isfinite(num['ci_low']) else (0, 0)
     ax.errorbar([x], [num['value']], yerr=[[lo], [hi]], capsize=4, fmt='o', **kw)

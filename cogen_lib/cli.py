@@ -92,8 +92,15 @@ def data_list(files: bool = typer.Option(False, '--files', help='One line per fi
     df = list_sources(files=files)
     first = [c for c in df.columns if c != 'license']         # the long license text goes last
     typer.echo(df[first + ['license']].to_markdown(index=False, tablefmt='simple'))
-    bad = df[df.status != 'verified']
-    if len(bad): typer.echo(f"\n{len(bad)} not verified: run `cogen data fetch` (offline: set COGEN_MIRROR to a mirror folder first)")
+    corrupt = sorted(set(df.source[df.status == 'corrupt'])); missing = sorted(set(df.source[df.status == 'missing']))
+    if corrupt:
+        from cogen_lib.data import source_files, status
+        paths = [str(f.cache_path) for s in corrupt for f in source_files(s) if status(f) == 'corrupt']
+        typer.echo(f"\ncorrupt: {', '.join(paths[:3])}{f' and {len(paths) - 3} more' if len(paths) > 3 else ''}: not the size or sha256 "
+                   f"data/sources.tsv records (a copy cut short, or changed); `cogen data fetch {' '.join(corrupt)}` replaces them with "
+                   "verified copies (a folder where a file belongs: delete it first)")
+    if missing: typer.echo(f"\nmissing: {len(missing)} source(s) not in the cache; `cogen data fetch {' '.join(missing)}` fetches them "
+                           "(offline: set COGEN_MIRROR to the absolute path of a mirror folder first)")
 
 # %% ../nbs/05_cli.ipynb #35872b64
 @data_app.command('fetch')
@@ -118,7 +125,7 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
         force: bool = typer.Option(False, help='Execute runs even when fresh, or when their rows are committed (model calls still come from the cache).'),
         model: Optional[list[str]] = typer.Option(None, '--model', help="Run your model instead of the grid's (repeat for several): registered weights, a local folder, a hub id org/name, openai:<model>; for a grid whose runs train from scratch (model_kind: architecture), one of its architectures."),
         set_: Optional[list[str]] = typer.Option(None, '--set', help="key=value: set a parameter of the run notebook in every run (repeatable); checked against its parameters cell."),
-        out: Optional[Path] = typer.Option(None, help='Where runs/, results/ and figures/ go (default: the project).'),
+        out: Optional[Path] = typer.Option(None, help='Where runs/, results/ and figures/ go (default: the project; runs/_yours/ for runs changed by --model/--set, or --force over committed rows).'),
         executor: str = typer.Option('local', help="local: runs on this machine; dask: each run is a task on a Dask cluster."),
         workers: int = typer.Option(1, min=1, help='Runs at once (local), or LocalCluster worker processes (dask without --scheduler).'),
         scheduler: Optional[str] = typer.Option(None, help='Address of a running Dask scheduler, e.g. tcp://host:8786 (dask only).'),
@@ -148,6 +155,11 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
         if skipped and len(skipped) == len(papers): raise CogenError(f"run all: the changes apply to no paper, e.g. {next(iter(skipped.values()))}")
         for p, why in skipped.items(): typer.echo(f"{p}: skipped: {why}")
         papers = [p for p in papers if p not in skipped]
+    from cogen_lib.runner import yours_out, YOURS_DIR
+    if out is None and any(yours_out(grids[p], profile, root, models, sets, force, list(only or [])) for p in papers):
+        out = root/YOURS_DIR                            # runs of yours never write over the project's tracked files
+        typer.echo(f"your runs write under {YOURS_DIR}/ (rows, notebooks, figures), not over the project's tracked results/ and "
+                   f"figures/; --out DIR chooses another folder; `cogen site --out {YOURS_DIR}` renders them")
     try:
         reps = [run_grid(p, profile, out=out, force=force, executor=executor, workers=workers, scheduler=scheduler, models=models, sets=sets,
                          committed=committed, only=list(only or []))

@@ -140,11 +140,12 @@ def mirror_dir() -> Path | None:
     working directory, or else from the project root (notebooks run from `nbs/`, CI sets `../shared/data`)."""
     m = os.environ.get('COGEN_MIRROR')
     if not m: return None
-    p = Path(m).expanduser()
+    p = Path(m).expanduser(); tried = [p.resolve()]
     if not p.is_absolute() and not p.is_dir():
-        try: p = project_root()/p
+        try: p = project_root()/p; tried.append(p.resolve())
         except CogenError: pass
-    if not p.is_dir(): raise CogenError(f"COGEN_MIRROR={m!r} is not a directory; point it at a folder laid out <source>/<file> (e.g. ../shared/data) or unset it")
+    if not p.is_dir(): raise CogenError(f"COGEN_MIRROR={m!r} is not a directory (looked for {' and '.join(map(str, dict.fromkeys(tried)))}); "
+                                        "set it to the absolute path of a folder laid out <source>/<file>, or unset it to download the data")
     return p.resolve()
 
 # %% ../nbs/00_core.ipynb #9c82af12

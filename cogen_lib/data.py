@@ -40,10 +40,16 @@ class SourceFile:
 
 # %% ../nbs/01_data.ipynb #2357b23a
 def registry_path() -> Path:
-    "The registry `data/sources.tsv` next to the package (an editable checkout), else in `project_root()`."
+    """The registry `data/sources.tsv` next to the package (an editable checkout), else in `project_root()`; with neither
+    (`pip install cogen_lib`, run outside a clone) a CogenError saying that what reads data needs a checkout."""
     import cogen_lib
     p = Path(cogen_lib.__file__).resolve().parent.parent/'data'/'sources.tsv'
-    return p if p.is_file() else project_root()/'data'/'sources.tsv'
+    if p.is_file(): return p
+    try: return project_root()/'data'/'sources.tsv'
+    except CogenError: raise CogenError(
+        f"no data registry: data/sources.tsv is neither beside the installed cogen_lib ({p.parent.parent}) nor in a cogen project at or "
+        f"above {Path.cwd()}; what reads data (`cogen data`, `cogen cocoa generate` and `eval`, the paper notebooks) needs a checkout: "
+        "run it inside a clone of the repository") from None
 
 # %% ../nbs/01_data.ipynb #c56d73b3
 @lru_cache(maxsize=4)

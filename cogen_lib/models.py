@@ -13,11 +13,11 @@ import numpy as np
 from .core import CogenError, cache_dir, cannot_write, stable_hash, canonical_json, seed_everything, sha256_file
 
 # %% auto #0
-__all__ = ['WEIGHTS', 'MAX_NAMED_FAILURES', 'BACKENDS', 'MODEL_FILES', 'ModelSpec', 'register_weights', 'Generation',
-           'FailedCalls', 'check_calls', 'CallCache', 'call_cache', 'LanguageModel', 'check_lm', 'CachedLM',
-           'register_backend', 'backend_class', 'import_backends', 'check_model_folder', 'accepted_names', 'model_spec',
-           'default_device', 'converted_dir', 'HFLM', 'Embedder', 'OpenAILM', 'load_model', 'load_lm', 'load_embedder',
-           'unload']
+__all__ = ['WEIGHTS', 'MAX_NAMED_FAILURES', 'BACKENDS', 'MODEL_FILES', 'TOKENIZER_FILES', 'WEIGHT_FILES', 'ModelSpec',
+           'register_weights', 'Generation', 'FailedCalls', 'check_calls', 'cache_error', 'CallCache', 'call_cache',
+           'LanguageModel', 'check_lm', 'CachedLM', 'register_backend', 'backend_class', 'import_backends',
+           'check_model_folder', 'check_model_files', 'accepted_names', 'model_spec', 'default_device', 'converted_dir',
+           'HFLM', 'Embedder', 'OpenAILM', 'load_model', 'load_lm', 'load_embedder', 'unload']
 
 # %% ../nbs/02_models.ipynb #45ebad8c
 @dataclass(frozen=True)
@@ -129,6 +129,19 @@ def check_calls(gens: list, items: list | None = None, what: str = 'model calls'
     if len(bad) > max_errors: raise FailedCalls({names[i]: errs[i] for i in bad}, len(gens), what)
     return bad
 
+# %% ../nbs/02_models.ipynb #c4e7a001
+_SQLITE_DAMAGED = (11, 26)   # SQLITE_CORRUPT, SQLITE_NOTADB: the file is no sqlite database, or a damaged one
+
+def cache_error(path: Path, e: Exception, what: str = 'the model-call cache') -> CogenError:
+    """The error of `what` at `path` failing with the sqlite or OS error `e`: for a damaged file (not a database, or a
+    malformed one) delete or move it, since it holds only what the runs compute again; else `cannot_write` (a full or
+    read-only disk)."""
+    code = getattr(e, 'sqlite_errorcode', None)
+    if isinstance(e, sqlite3.DatabaseError) and (code in _SQLITE_DAMAGED or any(s in str(e) for s in ('not a database', 'malformed'))):
+        return CogenError(f"{what} {path} is damaged ({e}); it holds only cached model outputs, so delete it (with {path.name}-wal and "
+                          f"{path.name}-shm beside it, if there) or move it aside, then rerun: the runs compute those outputs again")
+    return cannot_write(path, e, what)
+
 # %% ../nbs/02_models.ipynb #2eca7410
 _SQL_VARS = 500   # keys per SELECT: below SQLite's limit on host parameters in one query (999 in old builds)
 
@@ -143,7 +156,7 @@ class CallCache:
             self._con.execute('PRAGMA journal_mode=WAL')
             self._con.execute('CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, model TEXT, value TEXT NOT NULL, created REAL)')
             self._con.commit()
-        except (OSError, sqlite3.Error) as e: raise cannot_write(self.path, e, 'the model-call cache') from None
+        except (OSError, sqlite3.Error) as e: raise cache_error(self.path, e) from None
 
     def get_many(self, keys) -> dict[str, dict]:
         "The cached values of those `keys` that are present."
@@ -152,7 +165,8 @@ class CallCache:
             for i in range(0, len(keys), _SQL_VARS):
                 chunk = keys[i:i+_SQL_VARS]
                 q = f"SELECT key, value FROM calls WHERE key IN ({','.join('?'*len(chunk))})"
-                out.update((k, json.loads(v)) for k, v in self._con.execute(q, chunk))
+                try: out.update((k, json.loads(v)) for k, v in self._con.execute(q, chunk))
+                except sqlite3.DatabaseError as e: raise cache_error(self.path, e) from None   # damaged after it was opened
         return out
 
     def put_many(self, items: dict[str, dict], model: str = '') -> None:
@@ -163,7 +177,7 @@ class CallCache:
             with self._lock, self._con:             # one transaction: all of `items` or none (rolled back on a full disk)
                 self._con.executemany('INSERT OR REPLACE INTO calls VALUES (?,?,?,?)',
                                       [(k, model, canonical_json(v), now) for k, v in items.items()])
-        except sqlite3.Error as e: raise cannot_write(self.path, e, 'the model-call cache') from None
+        except sqlite3.Error as e: raise cache_error(self.path, e) from None
 
     def __len__(self) -> int:
         with self._lock: return self._con.execute('SELECT COUNT(*) FROM calls').fetchone()[0]
@@ -445,6 +459,26 @@ def check_model_folder(p: Path | str, what: str = '') -> Path:
                          "save_pretrained, a .gguf file, a registered model name or <prefix>:<model> of a registered backend")
     return p
 
+# %% ../nbs/02_models.ipynb #c4e7a003
+TOKENIZER_FILES = ('tokenizer.json', 'tokenizer_config.json', 'tokenizer.model', 'vocab.json', 'vocab.txt', 'spiece.model')
+"Files of which a model folder needs one for `AutoTokenizer` (a `*.model` or `*.tiktoken` file also counts)."
+WEIGHT_FILES = ('model.safetensors', 'model.safetensors.index.json', 'pytorch_model.bin', 'pytorch_model.bin.index.json')
+"Files of which a model folder needs one for `from_pretrained` (any `*.safetensors` also counts)."
+
+def check_model_files(p: Path | str, name: str = '') -> Path:
+    """`p`, unless it is a model folder that lacks a tokenizer (`TOKENIZER_FILES`) or weights (`WEIGHT_FILES`): then a
+    CogenError naming what is missing, before transformers fails with advice to install sentencepiece or tiktoken."""
+    p = Path(p)
+    if not p.is_dir(): return p
+    have = {f.name for f in p.iterdir() if f.is_file()}
+    missing = [what for what, ok in (
+        (f"tokenizer ({', '.join(TOKENIZER_FILES[:3])}, ...)", have & set(TOKENIZER_FILES) or any(n.endswith(('.model', '.tiktoken')) for n in have)),
+        ('weights (model.safetensors or pytorch_model.bin)', have & set(WEIGHT_FILES) or any(n.endswith('.safetensors') for n in have))) if not ok]
+    if missing:
+        raise CogenError(f"model {name or p}: the folder {p} has no {' and no '.join(missing)}; copy the whole folder that save_pretrained "
+                         "wrote, the tokenizer's files too (`model.save_pretrained(d); tokenizer.save_pretrained(d)`)")
+    return p
+
 # %% ../nbs/02_models.ipynb #72f4c308
 def _local_spec(p: Path, revision: str | None, kind: str | None) -> ModelSpec:
     "The spec of an existing local folder or `.gguf` file `p`."
@@ -599,6 +633,7 @@ class HFLM(CachedLM):
         t0 = time.perf_counter()
         path = converted_dir(spec) if spec.gguf else spec.path
         kw = dict(revision=spec.revision) if spec.hub else {}
+        if not spec.hub and not spec.gguf: check_model_files(path, spec.name)   # a folder without its tokenizer: say so
         try:
             tok = AutoTokenizer.from_pretrained(path, **kw)
             model = AutoModelForCausalLM.from_pretrained(path, dtype=_torch_dtype(dtype or 'float32'), **kw)
@@ -784,6 +819,7 @@ class Embedder:
         from transformers import AutoModel, AutoTokenizer
         t0 = time.perf_counter()
         p, kw = spec.path, (dict(revision=spec.revision) if spec.hub else {})
+        if not spec.hub: check_model_files(p, spec.name)
         try:
             tok = AutoTokenizer.from_pretrained(p, **kw)
             model = AutoModel.from_pretrained(p, dtype=_torch_dtype(dtype or 'float32'), **kw)

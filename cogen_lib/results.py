@@ -4,20 +4,23 @@
 
 # %% ../nbs/04a_results.ipynb #f82640b5
 from __future__ import annotations
-import json, os, sys
+import json, os, re, sys
+from contextlib import contextmanager
 from pathlib import Path
 from fastcore.basics import patch
-from .core import CogenError, project_root, lib_version, atomic_write_text, FILE_MODE
+from .core import CogenError, project_root, lib_version, atomic_write_text, cannot_write, sha256_file, FILE_MODE
 from .grid import PROFILES, RunFiles, slug_key, source_commit
 
 # %% auto #0
-__all__ = ['RESULT_COLUMNS', 'ROW_SCHEMA', 'HEADLINE_COLUMNS', 'PROVENANCE_PROFILES', 'PROVENANCE_COLUMNS', 'THREADS_COLUMN',
-           'VERIFY_IGNORED_COLUMNS', 'VOLATILE_SUFFIXES', 'VOLATILE_NAMES', 'VERIFY_RTOL', 'VERIFY_RULE', 'Recorder',
-           'notebook_params', 'run_context', 'SavedFigure', 'save_figure', 'SavedTable', 'save_table', 'check_headline',
-           'save_headline', 'read_headlines', 'model_revision', 'models_table', 'models_sections', 'models_markdown',
-           'read_result_files', 'collect_results', 'summary_rows', 'provenance_columns', 'committed_dir',
-           'check_provenance', 'committed_rows', 'SummaryRuns', 'summary_runs', 'volatile', 'compare_rows',
-           'compare_items', 'describe_difference']
+__all__ = ['RESULT_COLUMNS', 'ROW_SCHEMA', 'HEADLINE_COLUMNS', 'YOURS_MARK', 'BF16_FLAGS', 'PROVENANCE_PROFILES',
+           'PROVENANCE_COLUMNS', 'THREADS_COLUMN', 'MANIFEST_NAME', 'MANIFEST_COLUMNS', 'VERIFY_IGNORED_COLUMNS',
+           'VOLATILE_SUFFIXES', 'VOLATILE_NAMES', 'VERIFY_RTOL', 'VERIFY_RULE', 'Recorder', 'notebook_params',
+           'run_context', 'SavedFigure', 'save_figure', 'SavedTable', 'save_table', 'check_headline', 'save_headline',
+           'read_headlines', 'model_revision', 'yours_label', 'is_yours', 'yours_file', 'models_table',
+           'models_sections', 'models_markdown', 'read_result_files', 'collect_results', 'summary_rows',
+           'cpu_bf16_flags', 'provenance_columns', 'committed_dir', 'check_provenance', 'committed_files', 'count_rows',
+           'read_manifest', 'write_manifest', 'check_committed', 'committed_rows', 'SummaryRuns', 'summary_runs',
+           'volatile', 'compare_rows', 'new_columns', 'compare_items', 'describe_difference']
 
 # %% ../nbs/04a_results.ipynb #07e9bbee
 RESULT_COLUMNS = ['paper', 'model', 'split', 'seed', 'metric', 'value', 'n', 'ci_low', 'ci_high', 'lib_version']
@@ -239,6 +242,23 @@ def model_revision(rows, model: str) -> str:
     revs = rows.loc[rows.model == model, 'revision'].dropna().astype(str).str.strip()
     return ', '.join(sorted(set(revs[revs != ''])))
 
+# %% ../nbs/04a_results.ipynb #b0e78811
+YOURS_MARK = ' (yours'
+"What `yours_label` adds to a model's name: the runs of `cogen run --model/--set` are yours, not ours."
+
+def yours_label(model: str, changes: list[str] = ()) -> str:
+    """How summaries and the models table name `model` in a run of yours (`cogen run --model ... --set ...`): `<model>
+    (yours)`, or with the `--set` changes `<model> (yours: n_examples=8)`, so it is never taken for, or pooled with, ours."""
+    return f"{model}{YOURS_MARK}" + (f": {', '.join(changes)})" if changes else ')')
+
+def is_yours(model) -> bool:
+    "Is `model` a name `yours_label` made?"
+    return isinstance(model, str) and YOURS_MARK in model and model.endswith(')')
+
+def yours_file(runs_file: str | Path) -> Path:
+    "Where the runner lists, beside a summary's `runs_file`, the runs of yours among them (`{slug: [changes]}`) that `summary_rows` labels."
+    p = Path(runs_file); return p.with_name(p.name.removesuffix('.json').removesuffix('.slugs') + '.yours.json')
+
 # %% ../nbs/04a_results.ipynb #0d6cee11
 def _best_first(headlines):
     "The headline rows ours first, then by profile (largest first), then by n (most items first): the first row of a model is the one shown."
@@ -250,7 +270,8 @@ def _best_first(headlines):
 
 def models_table(headlines):
     """`(table, budgets)` from the checked headline rows of one or more papers (`read_headlines`): `table` has one row
-    per model of ours (`source` 'ours', by model and revision) and per model of a paper (`source` its 'paper: ...'),
+    per model of ours (`source` 'ours', by model and revision; 'yours' for a model of yours, `is_yours`) and per model
+    of a paper (`source` its 'paper: ...'),
     and per (paper, measure) a column `<paper>: <measure>` ('—' where the model has no result) and for ours
     `<paper>: best baseline`; `budgets` says for every cell shown its profile, budget, n and interval."""
     import pandas as pd
@@ -268,7 +289,7 @@ def models_table(headlines):
     bcol = lambda p, m: f"{p}: best baseline" if n_measures[p] == 1 else f"{p}: {m}: best baseline"
     rows, budgets = {}, []
     for r in h.itertuples(index=False):
-        key = ('ours', r.model, r.revision) if r.ours_ else (r.source, r.model, '')
+        key = ('yours' if is_yours(r.model) else 'ours', r.model, r.revision) if r.ours_ else (r.source, r.model, '')
         row = rows.setdefault(key, {'source': key[0], 'model': r.model, 'revision': r.revision or ('—' if r.ours_ else '')})
         col = f"{r.paper}: {r.measure}"
         if col in row: continue                                  # the first row after sorting: largest profile, then n
@@ -277,19 +298,19 @@ def models_table(headlines):
         budgets.append({'paper': r.paper, 'measure': r.measure, 'source': key[0], 'model': r.model, 'revision': r.revision,
                         'profile': r.profile, 'budget': r.budget, 'n': r.n if r.n is not None else '', 'interval': r.interval})
     cols = ['source', 'model', 'revision'] + [c for p, m in groups for c in (f"{p}: {m}", bcol(p, m))]
-    order = sorted(rows, key=lambda k: (k[0] != 'ours', k[0], k[1], k[2]))
+    order = sorted(rows, key=lambda k: (k[0] not in ('ours', 'yours'), k[0], k[1], k[2]))   # ours, yours, then the papers'
     table = pd.DataFrame([rows[k] for k in order]).reindex(columns=cols)
     table = table.drop(columns=[c for c in cols if c.endswith(': best baseline') and table[c].isna().all()])
-    ours = table.source == 'ours'
+    ours = table.source.isin(['ours', 'yours'])
     for c in table.columns[3:]: table[c] = [v if isinstance(v, str) else ('—' if o or not c.endswith(': best baseline') else '') for v, o in zip(table[c], ours)]
-    budgets = sorted(budgets, key=lambda d: (d['paper'], d['measure'], d['source'] != 'ours', d['source'], d['model'], d['revision']))
+    budgets = sorted(budgets, key=lambda d: (d['paper'], d['measure'], d['source'] not in ('ours', 'yours'), d['source'], d['model'], d['revision']))
     return table.reset_index(drop=True), pd.DataFrame(budgets, columns=['paper', 'measure', 'source', 'model', 'revision', 'profile', 'budget', 'n', 'interval'])
 
 # %% ../nbs/04a_results.ipynb #74844f40
 def models_sections(headlines) -> list:
     """`[(paper, measure, table)]`: per paper and headline measure, one row per model of ours (the largest profile, then
     the most items, as `models_table`) and per model of the paper, with `value [95% CI]`, `n`, `profile` and, for ours,
-    the best baseline on the same items."""
+    the best baseline on the same items; a model of yours (`is_yours`) has `source` 'yours'."""
     import pandas as pd
     h = _best_first(headlines)
     f1 = lambda x: f"{x:.1f}"
@@ -297,15 +318,15 @@ def models_sections(headlines) -> list:
     for (paper, measure), g in sorted(h.groupby(['paper', 'measure'], sort=False), key=lambda kv: kv[0]):
         rows, seen = [], set()
         for r in g.itertuples(index=False):
-            key = ('ours', r.model, r.revision) if r.ours_ else (r.source, r.model)
+            key = ('yours' if is_yours(r.model) else 'ours', r.model, r.revision) if r.ours_ else (r.source, r.model)
             if key in seen: continue
             seen.add(key)
-            rows.append({'source': 'ours' if r.ours_ else r.source, 'model': r.model, 'revision': (r.revision or '—') if r.ours_ else '',
+            rows.append({'source': key[0] if r.ours_ else r.source, 'model': r.model, 'revision': (r.revision or '—') if r.ours_ else '',
                          'value [95% CI]': f1(r.value) + (f" [{f1(r.ci_low)}, {f1(r.ci_high)}]" if pd.notna(r.ci_low) else ''),
                          'n': f"{int(r.n):,}" if pd.notna(r.n) else '', 'profile': r.profile if r.ours_ else '',
                          'best baseline (same items)': (f"{r.baseline}: {f1(r.baseline_value)}" if pd.notna(r.baseline_value) else (r.baseline or '')) if r.ours_ else ''})
         t = pd.DataFrame(rows)
-        t = t.iloc[sorted(range(len(t)), key=lambda i: (t.source[i] != 'ours', t.source[i], t.model[i]))].reset_index(drop=True)
+        t = t.iloc[sorted(range(len(t)), key=lambda i: (t.source[i] not in ('ours', 'yours'), t.source[i], t.model[i]))].reset_index(drop=True)
         out.append((paper, measure, t))
     return out
 
@@ -342,9 +363,30 @@ def collect_results(paper: str, out: Path | str | None = None, slugs: list[str] 
 # %% ../nbs/04a_results.ipynb #5665cc92
 def summary_rows(paper: str, results_dir: str | Path = '', runs_file: str | Path = ''):
     """The rows a summary notebook aggregates, from its parameters: the runs listed in `runs_file` (the runner writes
-    it: the runs of the profile it executed), else every result file in `results_dir` (default `results/<paper>`)."""
+    it: the runs of the profile it executed), else every result file in `results_dir` (default `results/<paper>`). The
+    runs of yours that the runner lists beside it (`yours_file`) have their `model` named by `yours_label`."""
     slugs = json.loads(Path(runs_file).read_text()) if runs_file else None
-    return read_result_files(Path(results_dir) if results_dir else RunFiles(project_root(), paper).results_dir, paper, slugs)
+    rows = read_result_files(Path(results_dir) if results_dir else RunFiles(project_root(), paper).results_dir, paper, slugs)
+    mine = json.loads(yours_file(runs_file).read_text()) if runs_file and yours_file(runs_file).exists() else {}
+    if mine and 'model' in rows.columns:
+        sel = rows.slug.isin(list(mine))
+        rows.loc[sel, 'model'] = [yours_label(m, mine[s]) for m, s in zip(rows.model[sel], rows.slug[sel])]
+    return rows
+
+# %% ../nbs/04a_results.ipynb #c1b7f160
+BF16_FLAGS = ('avx512_bf16', 'amx_bf16', 'avx_ne_convert', 'bf16', 'svebf16')
+"CPU flags of native bfloat16 arithmetic (x86 `flags`, Arm `Features` in `/proc/cpuinfo`); without one, torch computes bf16 in emulation."
+
+def cpu_bf16_flags(cpuinfo: str | None = None) -> list[str]:
+    """The `BF16_FLAGS` of the CPU, in that order, from the text `cpuinfo` of `/proc/cpuinfo` (default: this machine's;
+    empty where there is none). Whether bf16 pays on a CPU depends on them: `bench/bf16.py` measures it, and its
+    figures are rows of `measured/measurements.csv`."""
+    if cpuinfo is None:
+        try: cpuinfo = Path('/proc/cpuinfo').read_text(errors='replace')
+        except OSError: return []
+    line = next((l for l in cpuinfo.splitlines() if l.split(':', 1)[0].strip() in ('flags', 'Features')), ':')
+    have = set(line.split(':', 1)[1].split())
+    return [f for f in BF16_FLAGS if f in have]
 
 # %% ../nbs/04a_results.ipynb #ff333a44
 PROVENANCE_PROFILES = ('cpu', 'long', 'paper')
@@ -364,17 +406,19 @@ def _device() -> str:
     if gpus: return ' + '.join(f"{n} x {g}" if n > 1 else g for g, n in ((g, gpus.count(g)) for g in dict.fromkeys(gpus)))
     return f"cpu ({', '.join([platform.machine(), f'{os.cpu_count()} cores', *_cpu_kind()])})"
 
-def _cpu_kind() -> list[str]:
-    """The CPU's model name and its widest vector instructions (what torch's CPU kernels dispatch on), from
-    `/proc/cpuinfo`; empty where there is none. Training on CPUs of another kind is not bitwise the same: a training
-    run re-executed on an AMD EPYC with AVX-512 differed from rows committed from another x86_64 CPU, whose device said
-    only 'cpu (x86_64, 2 cores)'."""
-    try: info = Path('/proc/cpuinfo').read_text(errors='replace')
-    except OSError: return []
-    name = next((l.split(':', 1)[1].strip() for l in info.splitlines() if l.startswith('model name')), '')
-    flags = set(next((l.split(':', 1)[1].split() for l in info.splitlines() if l.startswith('flags')), []))
+def _cpu_kind(cpuinfo: str | None = None) -> list[str]:
+    """The CPU's model name, its widest vector instructions (what torch's CPU kernels dispatch on) and its bf16 flags
+    where it has any (`cpu_bf16_flags`), from the text `cpuinfo` of `/proc/cpuinfo` (default: this machine's); empty
+    where there is none. Training on CPUs of another kind is not bitwise the same: a training run re-executed on an AMD
+    EPYC with AVX-512 differed from rows committed from another x86_64 CPU, whose device said only 'cpu (x86_64, 2 cores)'."""
+    if cpuinfo is None:
+        try: cpuinfo = Path('/proc/cpuinfo').read_text(errors='replace')
+        except OSError: return []
+    name = next((l.split(':', 1)[1].strip() for l in cpuinfo.splitlines() if l.startswith('model name')), '')
+    flags = set(next((l.split(':', 1)[1].split() for l in cpuinfo.splitlines() if l.startswith('flags')), []))
     isa = 'AVX-512' if 'avx512f' in flags else 'AVX2' if 'avx2' in flags else ''
-    return [x for x in (name, isa) if x]
+    bf16 = cpu_bf16_flags(cpuinfo)
+    return [x for x in (name, isa, f"bf16: {' '.join(bf16)}" if bf16 else '') if x]
 
 # %% ../nbs/04a_results.ipynb #77a25d29
 def provenance_columns(root: Path, wall_seconds: float, threads: int | None = None) -> dict:
@@ -411,15 +455,106 @@ def check_provenance(path: Path | str):
                              f"`cogen run <paper> --profile {'|'.join(PROVENANCE_PROFILES)}` run carry provenance (device, commit, wall_seconds)")
         bad = df[c].isna() | (df[c].astype(str).str.strip() == '')
         if c == 'wall_seconds': bad |= ~(pd.to_numeric(df[c], errors='coerce') > 0)
-        if bad.any(): raise CogenError(f"result file {path}: row {int(bad.idxmax()) + 2} has {c}={df[c][bad].iloc[0]!r}; every row needs one")
+        if bad.any():
+            v = df[c][bad].iloc[0]; v = v.item() if hasattr(v, 'item') else v
+            has = f"no {c}" if pd.isna(v) else f"{c}={v!r}"
+            raise CogenError(f"result file {path}: row {int(bad.idxmax()) + 2} has {has}; every row needs one (a file cut short "
+                             f"loses its last cells: `git checkout -- {path}` restores a committed one)")
     return df
+
+# %% ../nbs/04a_results.ipynb #b7e1a002
+MANIFEST_NAME = 'MANIFEST.tsv'
+"The file of a `committed_dir` that lists each committed file there with its rows and sha256 (`write_manifest`, `check_committed`)."
+MANIFEST_COLUMNS = ('file', 'rows', 'sha256')
+
+def committed_files(folder: Path | str) -> list[Path]:
+    "The committed files of `folder` (a `committed_dir`): result files `<slug>.csv` and per-item files `<slug>.items.csv.gz`, by name."
+    folder = Path(folder)
+    if not folder.is_dir(): return []
+    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith('.') and p.name.endswith(('.csv', '.items.csv.gz')))
+
+def count_rows(path: Path | str) -> int | None:
+    "The data rows of a result or per-item file as pandas reads them (a `.gz` decompressed); None when it cannot be read."
+    import pandas as pd
+    try: return len(pd.read_csv(path, keep_default_na=False, na_values=[''], low_memory=False))
+    except Exception: return None          # cut mid-record, a truncated gzip, not a CSV: the caller says so
+
+# %% ../nbs/04a_results.ipynb #b7e1a004
+def read_manifest(folder: Path | str) -> dict[str, tuple[int, str]] | None:
+    "`{file: (rows, sha256)}` from the `MANIFEST_NAME` of `folder`, or None when it has none; a malformed one is refused."
+    p = Path(folder)/MANIFEST_NAME
+    try: lines = p.read_text(encoding='utf-8').splitlines()
+    except FileNotFoundError: return None
+    except (OSError, UnicodeDecodeError) as e: raise CogenError(f"{p}: cannot be read ({e}); `git checkout -- {p}` restores it") from None
+    if not lines or tuple(lines[0].split('\t')) != MANIFEST_COLUMNS:
+        raise CogenError(f"{p}: its header must be {' <tab> '.join(MANIFEST_COLUMNS)}, got {lines[:1]}; `git checkout -- {p}` restores it")
+    out = {}
+    for i, line in enumerate(lines[1:], 2):
+        r = line.split('\t')
+        if len(r) != 3 or '/' in r[0] or r[0] in out or not r[1].isdigit() or not re.fullmatch('[0-9a-f]{64}', r[2]):
+            raise CogenError(f"{p} line {i}: malformed entry {line!r} (file, rows, sha256; one line per file); `git checkout -- {p}` restores it")
+        out[r[0]] = (int(r[1]), r[2])
+    return out
+
+# %% ../nbs/04a_results.ipynb #b7e1a005
+@contextmanager
+def _manifest_lock(folder: Path):
+    "Hold the lock of `folder`'s manifest (a lock on the folder itself: no file left behind) for the block; without `fcntl` (Windows), none."
+    try: import fcntl
+    except ImportError: yield; return
+    try: folder.mkdir(parents=True, exist_ok=True); fd = os.open(folder, os.O_RDONLY)
+    except OSError as e: raise cannot_write(folder, e, 'the folder of a manifest') from None
+    try: fcntl.flock(fd, fcntl.LOCK_EX); yield
+    finally: os.close(fd)
+
+def write_manifest(folder: Path | str, files: list[str] | None = None) -> Path:
+    """Record the rows and sha256 of the committed `files` (names in `folder`; default: every committed file there, the
+    manifest rewritten) in `folder`'s `MANIFEST_NAME`, keeping its other lines; a named file that is gone loses its
+    line. Whatever writes committed rows calls it, under a lock: runs that finish at once each keep their line."""
+    folder = Path(folder)
+    with _manifest_lock(folder):
+        lines = (read_manifest(folder) or {}) if files is not None else {}
+        for n in ([p.name for p in committed_files(folder)] if files is None else files):
+            p = folder/n
+            if not p.is_file(): lines.pop(n, None); continue
+            rows = count_rows(p)
+            if rows is None: raise CogenError(f"{p}: cannot be read as CSV, so it is not recorded in {folder/MANIFEST_NAME}; rerun the run that wrote it")
+            lines[n] = (rows, sha256_file(p))
+        text = '\t'.join(MANIFEST_COLUMNS) + '\n' + ''.join(f"{n}\t{r}\t{h}\n" for n, (r, h) in sorted(lines.items()))
+        return atomic_write_text(folder/MANIFEST_NAME, text)
+
+# %% ../nbs/04a_results.ipynb #b7e1a007
+def check_committed(folder: Path | str) -> Path:
+    """`folder` (a `committed_dir`), after checking its committed files against its `MANIFEST_NAME`: each file listed is
+    there with its sha256, each committed file there is listed; else a CogenError naming the file and the remedy. A
+    folder without a manifest passes (rows written by hand; the repository's test requires one)."""
+    folder = Path(folder)
+    man = read_manifest(folder)
+    if man is None: return folder
+    mp, paper, profile = folder/MANIFEST_NAME, folder.parent.name, folder.name
+    rerun = (f"or rerun that run (`cogen run {paper} --profile {profile} --force --only <key>=<value>`), which rewrites it "
+             f"and its line")
+    for n, (rows, h) in man.items():
+        p = folder/n
+        if not p.is_file():
+            raise CogenError(f"committed file {p}: missing, though {mp} lists it ({rows} rows); `git checkout -- {p}` restores it, {rerun}")
+        if sha256_file(p) != h:
+            got = count_rows(p)
+            raise CogenError(f"committed file {p}: {'cannot be read' if got is None else f'holds {got} row(s)'} and not the sha256 of the "
+                             f"{rows} row(s) {mp} records, so it was truncated or edited; `git checkout -- {p}` restores it, {rerun}")
+    for p in committed_files(folder):
+        if p.name not in man:
+            raise CogenError(f"committed file {p}: not listed in {mp}, so nothing says it is whole; delete it, or bring runs in with "
+                             f"`cogen run {paper} --profile {profile}` or `cogen results import` (both record their files)")
+    return folder
 
 # %% ../nbs/04a_results.ipynb #649dc00f
 def committed_rows(paper: str, profile: str = 'paper', root: Path | str | None = None):
     """Every committed row of `paper`'s `profile` runs (`committed_dir`), with a `slug` column and a `profile` column
-    saying which profile they are (a summary shows them beside its own); an empty frame when none are committed."""
+    saying which profile they are (a summary shows them beside its own); an empty frame when none are committed. The
+    folder is checked against its manifest first (`check_committed`): a truncated, edited or missing file is refused."""
     import pandas as pd
-    d = committed_dir(paper, profile, root)
+    d = check_committed(committed_dir(paper, profile, root))
     if not any(d.glob('*.csv')): return pd.DataFrame(columns=RESULT_COLUMNS + list(PROVENANCE_COLUMNS) + ['slug', 'profile'])
     return read_result_files(d, paper).assign(profile=profile)
 
@@ -469,7 +604,8 @@ VERIFY_RTOL = 1e-12
 "Two floats compare equal when they differ by at most this share of the larger: the last bits a sum may take on another CPU's vector units, not a different number."
 VERIFY_RULE = (f"not compared: the provenance columns ({', '.join(VERIFY_IGNORED_COLUMNS)}) and the metrics and columns that "
                f"measure time, the machine's load or the state of the caches (names ending in {', '.join(VOLATILE_SUFFIXES)}; "
-               f"{', '.join(VOLATILE_NAMES)}); everything else must be identical (floats to a relative {VERIFY_RTOL:g}: "
+               f"{', '.join(VOLATILE_NAMES)}), and the columns the committed rows lack (recorded since they were made; "
+               f"listed by name); everything else must be identical (floats to a relative {VERIFY_RTOL:g}: "
                "their last bits may differ between CPUs)")
 "What a verification leaves out, in words: `cogen verify` prints it and VERIFIED.json records it."
 
@@ -497,14 +633,15 @@ def compare_rows(committed, new, slug: str = '') -> list[dict]:
     """The differences between a run's `committed` rows and the `new` rows of its re-execution (frames read from their
     result files), leaving out what `VERIFY_RULE` says: one dict per differing cell with `slug`, `file` ('rows'),
     `metric`, `row` (its split and category), `index` (its place among the metric's rows), `column`, `committed` and
-    `new`; a row on one side only has column '(row)'. An empty list: identical."""
+    `new`; a row on one side only has column '(row)'. A column only the new rows have (`new_columns`: the notebook
+    records it since the rows were committed) is not compared: they say nothing about it. An empty list: identical."""
     def prep(df):
         if 'metric' not in df.columns: raise CogenError(f"run {slug}: rows without a 'metric' column, so not a result file")
         df = df[[c for c in df.columns if c not in VERIFY_IGNORED_COLUMNS and not volatile(c)]]
         df = df[~df.metric.map(volatile)].reset_index(drop=True)
         return df.assign(_k=df.groupby('metric', sort=False).cumcount()).set_index(['metric', '_k'])
     a, b = prep(committed), prep(new)
-    cols, out = list(dict.fromkeys([*a.columns, *b.columns])), []
+    cols, out = list(a.columns), []
     for key in dict.fromkeys([*a.index, *b.index]):
         ra, rb = (a.loc[key] if key in a.index else None), (b.loc[key] if key in b.index else None)
         r = ra if ra is not None else rb
@@ -519,17 +656,26 @@ def compare_rows(committed, new, slug: str = '') -> list[dict]:
             if not _same(va, vb): out.append({**base, 'column': c, 'committed': va, 'new': vb})
     return out
 
+# %% ../nbs/04a_results.ipynb #b7e1a009
+def new_columns(committed, new) -> list[str]:
+    """The columns of the `new` rows or items that the `committed` ones lack, but for those `VERIFY_RULE` never compares:
+    recorded since the rows were committed (the quickstart's `revision`), so `compare_rows` and `compare_items` leave
+    them out and `cogen verify` names them."""
+    return [c for c in new.columns if c not in committed.columns and c not in VERIFY_IGNORED_COLUMNS and not volatile(c)]
+
 # %% ../nbs/04a_results.ipynb #5e1f0a0b
 def compare_items(committed: Path | str, new: Path | str, slug: str = '') -> list[dict]:
     """The differences between two per-item files of a run (`Recorder.save_items`: its committed one and that of its
     re-execution), leaving out the volatile columns of `VERIFY_RULE`; dicts as `compare_rows` gives, with `file`
-    'items' and `row` naming the item by its id column (`item`, else the first column). Items are matched by position."""
+    'items' and `row` naming the item by its id column (`item`, else the first column). Items are matched by position;
+    the columns only the new file has (`new_columns`) are not compared."""
     import pandas as pd
     read = lambda p: pd.read_csv(p, keep_default_na=False, na_values=[''])
     a, b = read(committed), read(new)
     key = 'item' if 'item' in a.columns else a.columns[0]
     name = lambda df, i: f"{key}={_plain(df[key].iloc[i])}" if key in df.columns else f"item {i + 1}"
-    a, b = a[[c for c in a.columns if not volatile(c)]], b[[c for c in b.columns if not volatile(c)]]
+    extra = set(new_columns(a, b))
+    a, b = a[[c for c in a.columns if not volatile(c)]], b[[c for c in b.columns if not volatile(c) and c not in extra]]
     base = dict(slug=slug, file='items', metric='')
     out = []
     if list(a.columns) != list(b.columns):

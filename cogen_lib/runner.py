@@ -5,7 +5,7 @@
 # %% ../nbs/04_runner.ipynb #d6305644
 from __future__ import annotations
 import ast, json, os, re, shutil, socket, tempfile, threading, time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace as with_fields
 from pathlib import Path
 import pandas as pd, yaml
@@ -13,13 +13,15 @@ from .core import CogenError, cannot_write, project_root, stable_hash, sha256_fi
 from .grid import (Run, Grid, RunFiles, load_grid, notebook_hash, library_hash, source_commit, notebook_parameters,
                             set_parameters, slug_key, FIGURE_PROFILES)
 from .results import (PROVENANCE_PROFILES, VERIFY_RULE, provenance_columns, check_provenance, committed_dir,
-                               compare_rows, compare_items, describe_difference, _device)
+                               check_committed, write_manifest, new_columns,
+                               compare_rows, compare_items, describe_difference, _device, yours_file, is_yours)
 from .kernel import run_notebook
 
 # %% auto #0
-__all__ = ['MAX_ERROR_CHARS', 'EXECUTORS', 'VERIFY_SHARED_CACHES', 'MAX_LISTED_DIFFERENCES', 'MODELS_NOTEBOOK', 'GridReport',
-           'is_fresh', 'execute_run', 'RunBusy', 'run_lock', 'check_model_name', 'model_choices', 'NotApplicable',
-           'plan_runs', 'select_runs', 'last_progress', 'heartbeat', 'adopt_old_names', 'run_grid', 'reuse_committed',
+__all__ = ['MAX_ERROR_CHARS', 'EXECUTORS', 'HEARTBEAT_QUIET', 'YOURS_DIR', 'MAX_SCORE_LINES', 'VERIFY_SHARED_CACHES',
+           'MAX_LISTED_DIFFERENCES', 'MODELS_NOTEBOOK', 'GridReport', 'is_fresh', 'execute_run', 'RunBusy', 'run_lock',
+           'check_model_name', 'model_choices', 'NotApplicable', 'plan_runs', 'select_runs', 'last_progress',
+           'heartbeat', 'adopt_old_names', 'yours_out', 'outcome_lines', 'run_grid', 'reuse_committed',
            'import_results', 'verify_committed', 'run_summary', 'run_models_table']
 
 # %% ../nbs/04_runner.ipynb #1aeb38bf
@@ -83,7 +85,7 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = 
     """Execute one run with papermill; on success move its rows into `results/` and write its manifest. Returns the rows.
     With `provenance`, every row also gets the columns of `provenance_columns` (device, commit, wall seconds, and the
     torch threads of a notebook with a `threads` parameter); with `store` (a `committed_dir`), the result file and the
-    per-item file are copied there too, to be committed."""
+    per-item file are copied there too, to be committed, and recorded in its manifest (`results.write_manifest`)."""
     nb = root/run.notebook
     if not nb.exists(): raise CogenError(f"grid {run.paper}: notebook {nb} does not exist")
     f = RunFiles(out, run.paper, run.slug)
@@ -108,6 +110,7 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = 
             atomic_write_text(dest, f.results.read_bytes())
             if f.items.exists(): atomic_write_text(ditems, f.items.read_bytes())
             else: ditems.unlink(missing_ok=True)          # an older per-item file does not belong to these rows
+            write_manifest(store, [dest.name, ditems.name])
             man['stored'] = str(dest)
     except BaseException as e:        # no rows of a failed or incomplete run are kept, stored or committed
         f.partial.unlink(missing_ok=True); items.unlink(missing_ok=True)
@@ -318,22 +321,39 @@ def last_progress(log_path: Path, tail: int = 2000) -> str:
     parts = [p.strip() for p in re.split(r'[\r\n]', text) if p.strip() and not p.lstrip().startswith('[IPKernelApp]')]
     return parts[-1][:160] if parts else ''
 
+HEARTBEAT_QUIET = 20.0
+"""Seconds a working run may show no new line before `heartbeat` says it is still at its last one: the terminal is
+never silent longer while a run works."""
+
 @contextmanager
-def heartbeat(folder: Path, log, every: float | None = None, names=None):
-    """While the block runs, every `every` seconds (`COGEN_HEARTBEAT`, default 60; 0: never) `log` the latest progress
-    line of each kernel log under `folder` written since the block began: a long run shows where it is on the terminal.
-    `names`: only the logs of these runs (another `cogen run` sharing the folder writes its own)."""
-    every = float(os.environ.get('COGEN_HEARTBEAT', 60)) if every is None else every
+def heartbeat(folder: Path, log, every: float | None = None, names=None, quiet: float = HEARTBEAT_QUIET):
+    """While the block runs, every `every` seconds (`COGEN_HEARTBEAT`, default 10; 0: never) `log` the latest progress
+    line of each kernel log under `folder` written since the block began, once per change: a long run shows where it is
+    on the terminal. A run whose line has not changed for `quiet` seconds (or that has printed nothing yet) is named
+    again with how long it has been quiet, and while no run has a log yet (a kernel starting) one line says the block
+    is still at work. `names`: only the logs of these runs (another `cogen run` sharing the folder
+    writes its own); pass a set and remove a run from it when it ends: nothing of it is shown after that."""
+    every = float(os.environ.get('COGEN_HEARTBEAT', 10)) if every is None else every
     if every <= 0: yield; return
-    start, stop = time.time(), threading.Event()
+    start, stop, seen, said = time.time(), threading.Event(), {}, [time.time()]   # seen: name -> [line, changed, shown]
+    def show(s): said[0] = time.time(); log(s)
     def beat():
         while not stop.wait(every):
+            now = time.time()
             for f in sorted(Path(folder).glob('*.kernel.log')):
                 name = f.name[:-len('.kernel.log')]
                 if names is not None and name not in names: continue
                 try: fresh = f.stat().st_mtime >= start
                 except OSError: continue
-                if fresh and (line := last_progress(f)): log(f"  ... {name[:60]}: {line}")
+                if not fresh: continue
+                line = last_progress(f); s = seen.setdefault(name, [None, now, now])
+                if line and line != s[0]: s[:] = [line, now, now]; show(f"  ... {name[:60]}: {line}")
+                elif now - s[2] >= quiet:
+                    s[2] = now
+                    quiet_for = f"{now - s[1]:.0f} s"
+                    show(f"  ... {name[:60]}: " + (f"{s[0]} (no new line for {quiet_for})" if s[0] else f"started, no output yet ({quiet_for})"))
+            if now - said[0] >= quiet and (names is None or names):
+                show(f"  ... still at work ({now - start:.0f} s), no output yet")
     t = threading.Thread(target=beat, daemon=True); t.start()
     try: yield
     finally: stop.set(); t.join(timeout=5)
@@ -360,6 +380,56 @@ def adopt_old_names(grid: Grid, out: Path) -> int:
             moved += 1
     return moved
 
+# %% ../nbs/04_runner.ipynb #3e5ca08b
+YOURS_DIR = 'runs/_yours'
+"""Where a run of yours writes when `cogen run` is given no other `--out`: under `runs/` (never tracked), as an output
+folder of its own (`runs/`, `results/` and `figures/` inside), which `cogen site --out runs/_yours` renders."""
+
+def yours_out(grid: Grid, profile: str, root: Path, models: list[str] = (), sets: list[str] = (), force: bool = False,
+              only: list[str] = ()) -> Path | None:
+    """`root/YOURS_DIR` when `cogen run` into the project would write over its tracked files: runs changed by `models` or
+    `sets` (their rows and figures are yours, not the grid's), or `force` re-executing runs whose rows are committed (a
+    re-execution goes to the scratch store; `cogen results import --replace` brings it in). Else None: the project."""
+    if models or sets: return root/YOURS_DIR
+    cdir = committed_dir(grid.paper, profile, root) if profile in PROVENANCE_PROFILES else None
+    if force and cdir is not None and cdir.is_dir():
+        if any(r.file_in(cdir) for r in select_runs(grid.runs(profile), list(only), grid.paper)): return root/YOURS_DIR
+    return None
+
+# %% ../nbs/04_runner.ipynb #45334218
+MAX_SCORE_LINES = 6
+"How many headline scores `outcome_lines` prints; the rest are in the headline table it names."
+
+def outcome_lines(paper: str, profile: str, out: Path, root: Path | None = None, summarised: bool = True,
+                  failed=()) -> list[str]:
+    """The last lines of `run_grid`: the headline score(s) that the summaries of `profile` just wrote (`headline.csv` in
+    `RunFiles.figures(profile)`; the models of yours where there are any, else ours) and where the rows, the figures
+    and the executed notebooks are (relative to `root`). Without `summarised`, why there is no score."""
+    root = Path(root) if root else Path(out)
+    rel = lambda p: f"{p.relative_to(root) if p.is_relative_to(root) else p}/"
+    f = RunFiles(out, paper); figs, lines = f.figures(profile), []
+    head = figs/'headline.csv'
+    if summarised and head.exists():
+        h = pd.read_csv(head, keep_default_na=False, na_values=[''])
+        ours = h[h.source == 'ours']
+        show = ours[[is_yours(m) for m in ours.model]]
+        show = show if len(show) else ours
+        for r in show.head(MAX_SCORE_LINES).itertuples(index=False):
+            ci = f" [{r.ci_low:.1f}, {r.ci_high:.1f}]" if pd.notna(r.ci_low) else ''
+            n = f", n={int(r.n)}" if pd.notna(r.n) else ''
+            base = f"; best baseline {r.baseline}: {r.baseline_value:.1f}" if pd.notna(r.baseline_value) else ''
+            what = f"{r.model}: {r.measure} {r.value:.1f}{ci} ({r.profile or profile}{n}{base})"
+            lines.append(f"{paper}/{profile}: score: {what}")
+        if len(show) > MAX_SCORE_LINES:
+            lines.append(f"{paper}/{profile}: ... {len(show) - MAX_SCORE_LINES} more score(s) in {rel(figs)}headline.md")
+        if not len(show): lines.append(f"{paper}/{profile}: no score of ours in {rel(figs)}headline.md (only the paper's models)")
+    elif summarised: lines.append(f"{paper}/{profile}: no headline score: its summaries wrote no {rel(figs)}headline.csv")
+    else:
+        why = (f"{len(failed)} run(s) failed, so " if failed else '') + "the summaries did not run"
+        lines.append(f"{paper}/{profile}: no score: {why}")
+    lines.append(f"{paper}/{profile}: rows: {rel(f.results_dir)}" + (f"; figures: {rel(figs)}" if summarised else '') + f"; notebooks: {rel(f.runs_dir)}")
+    return lines
+
 # %% ../nbs/04_runner.ipynb #d37d9f09
 def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None, out: Path | str | None = None,
              force: bool = False, summary: bool = True, log=print, executor: str = 'local', workers: int = 1,
@@ -374,7 +444,12 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     rows are used (`reuse_committed`), with one line saying how many, from where, computed on what. `force` executes
     them again. `models` and `sets` (`cogen run --model/--set`) change the runs (`plan_runs`): such runs have slugs of
     their own, are never committed (they are not runs of the grid), and the summaries show them beside the runs of the
-    profile that are here (fresh or committed). `only` (`cogen run --only key=value`) keeps the runs it selects (`select_runs`).
+    profile that are here (fresh or committed), their model named as yours (`results.yours_label`). Such a run, or a
+    `force` over committed rows, writes into `yours_out` (`runs/_yours/`) when `out` is not given (or is the project),
+    so tracked files are never touched. `only` (`cogen run --only key=value`) keeps the runs it selects (`select_runs`).
+
+    While runs and summaries execute, `heartbeat` shows their progress; the last lines say what was done
+    (`GridReport`), the headline score(s) of the profile (`outcome_lines`) and where its rows and figures are.
 
     `committed` (`cogen run --committed`, what `make site` does) executes no run: the summaries read the committed rows
     and the runs that are fresh under `out`; the runs with neither are listed in one line (`GridReport.absent`), and a
@@ -382,6 +457,7 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     minutes, without a model."""
     from tqdm.auto import tqdm
     root = Path(root).resolve() if root else project_root(); out = Path(out).resolve() if out else root
+    rel = lambda p: p.relative_to(root) if p.is_relative_to(root) else p
     if committed and profile not in PROVENANCE_PROFILES:
         raise CogenError(f"run {paper} --profile {profile} --committed: {profile!r} rows are never committed (only those of "
                          f"{', '.join(PROVENANCE_PROFILES)}); leave out --committed to execute its runs")
@@ -389,6 +465,10 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
         raise CogenError(f"run {paper} --committed executes no run, so it takes no " + ' or '.join(
             o for o, v in (('--force', force), ('--model', models), ('--set', sets)) if v))
     grid = load_grid(paper, root); base = grid.runs(profile)
+    if out == root and (yours := yours_out(grid, profile, root, models, sets, force, only)):
+        out = yours
+        log(f"{paper}/{profile}: your runs write under {rel(out)}/ (its runs/, results/ and figures/), never over the project's "
+            f"tracked files; --out DIR chooses another folder")
     moved = adopt_old_names(grid, out)
     if moved: log(f"{paper}: the files of {moved} run(s) under {out} carried an earlier name of their run; renamed to its slug")
     runs = select_runs(plan_runs(grid, profile, root, models, sets), only, paper); lib_h = library_hash(grid.paper)
@@ -396,7 +476,6 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     custom = [r for r in runs if r.slug not in ours]
     rep, todo = GridReport(), []
     prov = profile in PROVENANCE_PROFILES
-    rel = lambda p: p.relative_to(root) if p.is_relative_to(root) else p
     if custom:
         log(f"{paper}/{profile}: {len(custom)} run(s) changed by " + ' '.join([*(f'--model {m}' for m in models), *(f'--set {s}' for s in sets)])
             + (f", under slugs of their own; not committed (only the runs of grids/{paper}.yaml are)" if prov else ", under slugs of their own"))
@@ -419,9 +498,11 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     store = committed_dir(grid.paper, profile, out) if prov else None
     jobs = [(r, root, out, lib_h, prov, store if r.slug in ours else None, not force) for r in todo]
     if todo: log(f"{paper}/{profile}: executing {len(todo)} run(s); each run's own progress goes to its kernel log, "
-                 f"{rel(RunFiles(out, grid.paper).runs_dir)}/<run>.kernel.log (its latest line every minute here)")
-    with heartbeat(RunFiles(out, grid.paper).runs_dir, lambda s: tqdm.write(s), names={r.slug for r in todo}):
+                 f"{rel(RunFiles(out, grid.paper).runs_dir)}/<run>.kernel.log (its latest line here when it changes)")
+    live = {r.slug for r in todo}                     # the runs not finished yet: the heartbeat shows only these
+    with heartbeat(RunFiles(out, grid.paper).runs_dir, lambda s: tqdm.write(s), names=live):
         for o in tqdm(_outcomes(jobs, executor, workers, scheduler), total=len(todo), desc=f'{paper}/{profile}', unit='run', disable=not todo):
+            live.discard(o['slug'])
             if o.get('busy'):                 # another process shares `out` and has this run: it writes the rows
                 log(f"BUSY {paper}/{o['slug']}: {o['busy']}"); rep.busy.append(o['slug']); continue
             if o.get('fresh'): rep.skipped.append(o['slug']); continue   # another process finished it meanwhile
@@ -438,11 +519,13 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     if stored:
         log(f"{paper}/{profile}: {len(stored)} finished run(s) wrote their rows to {rel(store)}/: "
             + (f"commit them (git add {rel(store)})" if out == root else
-               f"bring them into the project with `cogen results import {paper} {out} --profile {profile}`"))
+               f"bring them into the project with `cogen results import {paper} {rel(out)} --profile {profile}"
+               + (" --replace` (they re-execute committed runs)" if force else '`')))
     if summary and rep.busy and not rep.failed:
         log(f"{paper}/{profile}: no summary yet: {len(rep.busy)} run(s) are being executed by another process; "
             f"the summaries run when a `cogen run` finds every run fresh")
-    if summary and not rep.failed and not rep.busy:
+    summarised = summary and not rep.failed and not rep.busy
+    if summarised:
         others = 0
         for p in PROVENANCE_PROFILES:
             n = len(list(committed_dir(grid.paper, p, root).glob('*.csv'))) if p != profile else 0
@@ -458,10 +541,14 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
             beside = [r.slug for r in base if r.slug not in order and (r.slug in reused or is_fresh(r, root, out, lib_h))]
             log(f"{paper}/{profile}: the summaries show the changed runs beside the {len(beside)} of {len(base)} run(s) of the profile found here")
             slugs += beside
+        changes = {r.slug: list(sets) for r in custom}   # the summaries name the model of these runs as yours
         if slugs or others:
-            for nb in grid.summaries: run_summary(grid, nb, profile, root, out, slugs)
-        else: log(f"{paper}/{profile}: no rows of this or any committed profile here, so no summary; `cogen run {paper} --profile {profile}` executes its runs")
+            for nb in grid.summaries: run_summary(grid, nb, profile, root, out, slugs, yours=changes, log=log)
+        else:
+            summarised = False
+            log(f"{paper}/{profile}: no rows of this or any committed profile here, so no summary; `cogen run {paper} --profile {profile}` executes its runs")
     log(f"{paper}/{profile}: {rep}")
+    for line in outcome_lines(grid.paper, profile, out, root, summarised, rep.failed): log(line)
     return rep
 
 # %% ../nbs/04_runner.ipynb #0526791b
@@ -469,8 +556,10 @@ def reuse_committed(grid: Grid, profile: str, runs: list[Run], root: Path, out: 
                     copy_rows: bool = True) -> dict[str, str]:
     """For each of `runs` with a committed result file: copy it to `out/results/<paper>/` (where summaries read) and write
     a manifest with status `reused`. Returns `{slug: device}` of those runs. Without `copy_rows`, only the manifest:
-    what the site needs for a run page of another profile's committed run (its rows stay where they are committed)."""
+    what the site needs for a run page of another profile's committed run (its rows stay where they are committed).
+    The committed folder is first checked against its manifest (`results.check_committed`): a damaged file stops here."""
     cdir, found = committed_dir(grid.paper, profile, root), {}
+    if runs: check_committed(cdir)
     for run in runs:
         src = run.file_in(cdir)                          # under its slug or the name it was committed under
         if src is None: continue
@@ -494,7 +583,8 @@ def import_results(paper: str, src: Path | str, profile: str = 'paper', root: Pa
     from these committed rows (manifest `reused`, the same file) are skipped, so a grid run partly from committed rows
     imports its new runs. A run already committed is skipped when its file is the same, and kept (with a line saying so)
     when `src` holds a different one, say a re-execution in another `--out` folder whose provenance (its wall time
-    among it) is not the committed run's; `replace` replaces it. Returns the files written, in slug order."""
+    among it) is not the committed run's; `replace` replaces it. The files written are recorded in the manifest of
+    `committed_dir` (`results.write_manifest`). Returns the files written, in slug order."""
     root, src = (Path(root) if root else project_root()), Path(src)
     grid = load_grid(paper, root); by_key = {r.key: r for r in grid.runs(profile)}
     dest = committed_dir(grid.paper, profile, root)
@@ -535,6 +625,7 @@ def import_results(paper: str, src: Path | str, profile: str = 'paper', root: Pa
         shutil.copyfile(f, to); written.append(to)
         items = RunFiles(src, grid.paper, f.stem).items                    # per-item outcomes travel with their rows
         if items.exists(): shutil.copyfile(items, RunFiles.items_of(to)); written.append(RunFiles.items_of(to))
+    if written: write_manifest(dest, [p.name for p in written])
     return written
 
 # %% ../nbs/04_runner.ipynb #9e7f0002
@@ -582,6 +673,7 @@ def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, roo
     if not cands: raise CogenError(f"verify {paper}/{profile}: none of the {len(committed)} committed run(s) in {rel(cdir)}/ is a run of "
                                    f"grids/{paper}.yaml's {profile!r} profile now; rerun the profile (its grid or parameters changed)")
     chosen = [cands[i] for i in sorted(make_rng(seed).choice(len(cands), size=min(runs, len(cands)), replace=False))]
+    check_committed(cdir)                                                # a truncated, edited or missing file: before any work
     rows = {s: check_provenance(cdir/f'{s}.csv') for s in chosen}        # a bad committed file stops us before any work
     vout = Path(out).resolve() if out else Path(tempfile.mkdtemp(prefix=f'cogen-verify-{grid.paper}-'))
     left = _cache_leftovers(vout/'cache', grid.verify_caches)                                # an interrupted verification into the same `out`
@@ -597,18 +689,21 @@ def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, roo
         f, citems, t0, err, both = RunFiles(vout, grid.paper, run.slug), cdir/f'{slug}.items.csv.gz', time.time(), None, False
         try:
             with temp_env(COGEN_CACHE=str(cache)): execute_run(run, root, vout, lib_h, provenance=True)
-            d = compare_rows(old, pd.read_csv(f.results, keep_default_na=False, na_values=['']), slug)
+            new = pd.read_csv(f.results, keep_default_na=False, na_values=[''])
+            d, extra = compare_rows(old, new, slug), new_columns(old, new)
             both = citems.exists() and f.items.exists()
             if both: d += compare_items(citems, f.items, slug)
             elif citems.exists(): d.append(dict(slug=slug, file='items', metric='', row='', index=0, column='(file)', committed='present', new='absent'))
         except Exception as e:
+            extra = []
             if getattr(e, 'ename', None) == 'KeyboardInterrupt': raise KeyboardInterrupt from None
             err = _first_line(e)[:MAX_ERROR_CHARS]
             d = [dict(slug=slug, file='run', metric='', row='', index=0, column='(error)', committed=None, new=err)]
         diffs += d
         checked.append(dict(slug=slug, params=run.params, committed_device=str(old.device.iloc[0]), committed_commit=str(old.commit.iloc[0]),
                             committed_wall_seconds=float(old.wall_seconds.iloc[0]), wall_seconds=round(time.time() - t0, 1),
-                            rows=len(old), items_compared=both, ok=not d, differences=len(d), error=err))
+                            rows=len(old), items_compared=both, ok=not d, differences=len(d), error=err, not_compared_new_columns=extra))
+        if extra: log(f"verify {slug}: not compared: column(s) {', '.join(extra)}, which the committed rows lack (recorded since they were made)")
         if not d: log(f"ok {slug}: its {len(old)} rows" + (' and its items' if both else '') + f" are identical (committed on {old.device.iloc[0]} "
                       f"at {str(old.commit.iloc[0])[:12]}; re-executed here in {checked[-1]['wall_seconds']} s)")
         else:
@@ -629,14 +724,24 @@ def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, roo
     return rec
 
 # %% ../nbs/04_runner.ipynb #b8bd4318
-def run_summary(grid: Grid, notebook: str, profile: str, root: Path, out: Path, slugs: list[str], extra: dict | None = None) -> Path:
-    "Execute one summary `notebook` of the grid over the profile's result files, writing into `RunFiles.figures(profile)`; `extra`: more parameters."
+def run_summary(grid: Grid, notebook: str, profile: str, root: Path, out: Path, slugs: list[str], extra: dict | None = None,
+                yours: dict | None = None, log=None) -> Path:
+    """Execute one summary `notebook` of the grid over the profile's result files, writing into `RunFiles.figures(profile)`;
+    `extra`: more parameters. `yours`: `{slug: [--set changes]}` of the runs of yours among `slugs`, listed beside the
+    runs file (`results.yours_file`) for `summary_rows` to name their model as yours. With `log`, one line when it
+    starts, its progress while it works (`heartbeat`) and one line with its seconds when it is done."""
     stem = Path(notebook).stem
     f = RunFiles.summary(out, grid.paper, profile, '' if stem == 'summary' or len(grid.summaries) == 1 else stem)
     atomic_write_text(f.runs_file, json.dumps(slugs))
+    if yours: atomic_write_text(yours_file(f.runs_file), json.dumps(yours))
+    else: yours_file(f.runs_file).unlink(missing_ok=True)
     params = {'results_dir': str(f.results_dir), 'runs_file': str(f.runs_file), 'figures_dir': str(f.figures(profile)),
               'profile': profile, **(extra or {})}
-    run_notebook(root/notebook, f.notebook, f.kernel_log, parameters=params, cwd=root)
+    t0 = time.time()
+    if log: log(f"{grid.paper}/{profile}: summary {notebook} over {len(slugs)} run(s): executing")
+    with heartbeat(f.runs_dir, log, names={f.slug}) if log else nullcontext():
+        run_notebook(root/notebook, f.notebook, f.kernel_log, parameters=params, cwd=root)
+    if log: log(f"{grid.paper}/{profile}: summary {notebook}: done in {time.time() - t0:.0f} s")
     atomic_write_text(f.manifest, json.dumps({'paper': grid.paper, 'profile': profile, 'notebook': notebook, 'params': params,
                                               'runs': len(slugs), 'commit': source_commit(root)}, indent=1))
     return f.notebook
@@ -662,8 +767,10 @@ def run_models_table(profile: str, root: Path | str | None = None, out: Path | s
     figs = out/'figures' if profile in FIGURE_PROFILES else f.runs_dir/f'figures-{profile}'
     params = {'headlines': str(pattern), 'figures_dir': str(figs), 'profile': profile, 'root': str(root)}
     f.runs_dir.mkdir(parents=True, exist_ok=True)
-    run_notebook(root/MODELS_NOTEBOOK, f.notebook, f.kernel_log, parameters=params, cwd=root)
+    t0 = time.time(); log(f"models table ({profile}): executing {MODELS_NOTEBOOK}")
+    with heartbeat(f.runs_dir, log, names={f.slug}): run_notebook(root/MODELS_NOTEBOOK, f.notebook, f.kernel_log, parameters=params, cwd=root)
     atomic_write_text(f.manifest, json.dumps({'paper': '_models', 'profile': profile, 'notebook': MODELS_NOTEBOOK, 'params': params,
                                               'commit': source_commit(root)}, indent=1))
-    log(f"models table ({profile}): {figs/'models.md'}")
+    rel = lambda p: p.relative_to(root) if p.is_relative_to(root) else p
+    log(f"models table ({profile}): done in {time.time() - t0:.0f} s: {rel(figs/'models.md')}")
     return f.notebook

@@ -4,7 +4,8 @@
 
 # %% ../nbs/06_site.ipynb #39cbaab5
 from __future__ import annotations
-import hashlib, io, json, os, re, shutil, subprocess, tempfile, time, warnings
+import hashlib, io, json, os, re, shutil, subprocess, tempfile, threading, time, warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 import nbformat, yaml
@@ -13,10 +14,12 @@ from .grid import DEFAULT_NAME_KEYS, FIGURE_PROFILES, RunFiles, list_papers, loa
 from .results import describe_difference
 
 # %% auto #0
-__all__ = ['SITE_CONF', 'SITE_STATIC', 'PaperInfo', 'paper_info', 'run_title', 'run_titles', 'clean_notebook', 'data_checksums',
-           'provenance_line', 'add_provenance', 'fold_code', 'grid_notebooks', 'library_notebooks', 'execute_library',
-           'Page', 'write_page', 'rows_notebook', 'read_verified', 'verified_line', 'committed_status',
-           'verdicts_section', 'measurements_page', 'saved_figures', 'page_images', 'page_problems', 'check_site',
+__all__ = ['SPLIT_SECTIONS', 'LONG_ROWS', 'MAX_COLUMNS', 'VERDICT_MARKS', 'SITE_CONF', 'SITE_STATIC', 'PaperInfo', 'paper_info',
+           'run_title', 'run_titles', 'clean_notebook', 'data_checksums', 'provenance_line', 'add_provenance',
+           'fold_code', 'grid_notebooks', 'library_notebooks', 'execute_library', 'Page', 'write_page', 'sections',
+           'verdicts_first', 'section_slug', 'split_sections', 'claim_anchor', 'polish_table', 'polish_page',
+           'rows_notebook', 'read_verified', 'verified_line', 'committed_status', 'verdicts_section', 'verdict_files',
+           'summary_doc', 'measurements_page', 'saved_figures', 'page_images', 'page_problems', 'check_site', 'ticking',
            'build_site']
 
 # %% ../nbs/06_site.ipynb #c780dd42
@@ -194,9 +197,10 @@ write_nb(nb, dst)
 """
 "The executor of a library notebook: nbdev_test's own (execnb's `CaptureShell`, same skipped cells, run in the notebook's folder), in a fresh process, keeping the outputs."
 
-def execute_library(nb_path: Path, root: Path, out: Path, timeout: int = 900, workers: int = 1) -> Path:
+def execute_library(nb_path: Path, root: Path, out: Path, timeout: int = 900, workers: int = 1, log=None) -> Path:
     """Execute one library notebook into `out/runs/_library/<path under nbs>` unless it is fresh; returns the executed copy.
-    `workers`: how many notebooks execute at once (each gets its `thread_share` of the cores)."""
+    `workers`: how many notebooks execute at once (each gets its `thread_share` of the cores). `log`: told when it
+    starts and, with its seconds, when it is done (a fresh notebook says nothing)."""
     import sys
     rel = nb_path.relative_to(root/'nbs')
     f = RunFiles(out, '_library', str(rel.with_suffix('')))
@@ -204,7 +208,8 @@ def execute_library(nb_path: Path, root: Path, out: Path, timeout: int = 900, wo
     key = {'notebook_hash': notebook_hash(nb_path), 'library_hash': library_hash(rel.parts[0] if len(rel.parts) > 1 else None)}
     if dst.exists() and stamp.exists() and json.loads(stamp.read_text()).get('key') == key: return dst
     dst.parent.mkdir(parents=True, exist_ok=True)
-    t0 = time.time()
+    t0, name = time.time(), nb_path.relative_to(root)
+    if log: log(f"site: executing {name}")
     try: res = subprocess.run([sys.executable, '-c', _EXECUTE, str(nb_path), str(dst), str(root)], cwd=root, capture_output=True, text=True, timeout=timeout,
                              env={**os.environ, **thread_share(workers)})
     except subprocess.TimeoutExpired: raise CogenError(f"{nb_path.relative_to(root)} ran longer than {timeout} s while building the site") from None
@@ -213,6 +218,7 @@ def execute_library(nb_path: Path, root: Path, out: Path, timeout: int = 900, wo
         raise CogenError(f"{nb_path.relative_to(root)} failed while building the site ({last[0][:300]}); run `nbdev_test --path {nb_path.relative_to(root)}` to see it")
     stamp.write_text(json.dumps({'key': key, 'notebook': str(nb_path.relative_to(root)), 'seconds': round(time.time() - t0, 1),
                                  'commit': source_commit(root)}, indent=1))
+    if log: log(f"site: executed {name} in {time.time() - t0:.0f} s")
     return dst
 
 # %% ../nbs/06_site.ipynb #8d82bfcd
@@ -257,6 +263,162 @@ def write_page(nb, docname: str, title: str, header: list[str], prov: str | None
     nbformat.write(nb, p)
     return Page(docname, title, group)
 
+# %% ../nbs/06_site.ipynb #a1b2c3d1
+_H2 = re.compile(r'^## +(.+?) *$', re.M)
+SPLIT_SECTIONS = 4   # a summary of more level-2 sections than this gets a page per section after its verdicts
+
+def sections(nb) -> list[tuple[str, list]]:
+    """The cells of `nb` cut where a Markdown cell opens with a level-2 heading: (heading, cells) in order; the cells
+    before the first such heading come first, headed ''."""
+    out = [('', [])]
+    for c in nb.cells:
+        m = _H2.match(c.source.lstrip()) if c.cell_type == 'markdown' else None
+        if m: out.append((m.group(1), []))
+        out[-1][1].append(c)
+    return out if out[0][1] else out[1:]
+
+# %% ../nbs/06_site.ipynb #a1b2c3d3
+def verdicts_first(nb) -> bool:
+    """Put the section of `nb` headed *Verdicts...* (level 2) right after its opening prose, before the opening's code
+    and every other section, its table before its own prose (the prose moves under the first table or figure of the
+    section); True when anything moved."""
+    secs = sections(nb)
+    i = next((k for k, (h, _) in enumerate(secs) if h.lower().startswith('verdicts')), None)
+    if i is None: return False
+    opening = secs[0][1] if secs[0][0] == '' else []
+    j = next((k for k, c in enumerate(opening) if c.cell_type != 'markdown'), len(opening))
+    v = list(secs[i][1])
+    head, _, prose = v[0].source.lstrip().partition('\n')
+    k = next((k for k, c in enumerate(v) if c.cell_type == 'code' and any(_is_artifact(o) for o in c.get('outputs', []))), None)
+    if prose.strip() and k is not None:
+        first = nbformat.from_dict(json.loads(json.dumps(v[0]))); first.source = head
+        v = [first, *v[1:k + 1], nbformat.v4.new_markdown_cell(prose.strip('\n')), *v[k + 1:]]
+    cells = opening[:j] + v + opening[j:] + [c for n, (_, cs) in enumerate(secs) if n != i and cs is not opening for c in cs]
+    moved = [id(c) for c in cells] != [id(c) for c in nb.cells]
+    nb.cells = cells
+    return moved
+
+# %% ../nbs/06_site.ipynb #a1b2c3d5
+def section_slug(heading: str) -> str:
+    "A short file name for a section headed `heading`: its first six words, lower case, joined by '-'."
+    return '-'.join(re.findall(r'[a-z0-9]+', heading.lower())[:6]) or 'section'
+
+def split_sections(nb, max_sections: int = SPLIT_SECTIONS) -> tuple[nbformat.NotebookNode, list[tuple[str, nbformat.NotebookNode]]]:
+    """`nb` cut for reading when it has more than `max_sections` level-2 sections: its opening cells and its first
+    section (the verdicts, after `verdicts_first`) stay; every other section becomes a notebook of its own, its heading
+    taken off (the page's title says it). Returns (what stays, [(heading, section notebook)]); a shorter `nb` comes back
+    whole, with no sections."""
+    secs = sections(nb)
+    if len([h for h, _ in secs if h]) <= max_sections: return nb, []
+    n_keep = 2 if secs[0][0] == '' else 1
+    main = nbformat.from_dict(json.loads(json.dumps(nb)))
+    main.cells = [c for _, cs in secs[:n_keep] for c in cs]
+    parts = []
+    for h, cs in secs[n_keep:]:
+        part = nbformat.from_dict(json.loads(json.dumps({**nb, 'cells': cs})))
+        part.cells[0].source = _H2.sub('', part.cells[0].source.lstrip(), count=1).strip('\n')
+        if not part.cells[0].source: part.cells.pop(0)
+        parts.append((h, part))
+    return main, parts
+
+# %% ../nbs/06_site.ipynb #a1b2c3d8
+LONG_ROWS = 25     # a table of more body rows is folded: its caption in view, the rows one click away
+MAX_COLUMNS = 7    # a table of more columns shows the first ones; a button shows the rest
+VERDICT_MARKS = {'reproduced': ('\u2713', 'ok'), 'direction reproduced': ('\u25d0', 'part'), 'inconclusive': ('?', 'open'),
+                 'not reproduced': ('\u2717', 'bad'), 'opposite': ('\u21c4', 'bad'), 'not testable': ('\u2205', 'none'),
+                 'not run': ('\u2013', 'none')}
+"A verdict's mark and colour on the pages, by the start of its kind (`claims.KINDS`)."
+
+_TABLE = re.compile(r'<table\b([^>]*)>(.*?)</table>', re.S)
+_TR = re.compile(r'<tr\b([^>]*)>(.*?)</tr>', re.S)
+_CELL = re.compile(r'<(t[hd])\b([^>]*)>(.*?)</\1>', re.S)
+_NUM = r'[+\-\u2212]?\d[\d,]*(?:\.\d+)?\s?%?'
+_INTERVAL = re.compile(rf'(?:{_NUM}\s*)?\[{_NUM},\s*{_NUM}\]')
+_NUMERIC = re.compile(r'^[\s\d+\-\u2212.,:%/\[\]()<>=\u00b1x\u00d7pn]*$')
+
+def _text(cell_html: str) -> str:
+    import html
+    return ' '.join(html.unescape(re.sub(r'<[^>]+>', ' ', cell_html)).split())
+
+def _alnum(text: str) -> str: return re.sub(r'[^a-z0-9]', '', text.lower())
+
+def claim_anchor(claim: str) -> str:
+    "The id of a claim's row in a page's verdict table, from the claim's letters and digits alone (the page's typography aside)."
+    return 'claim-' + hashlib.sha1(_alnum(claim).encode()).hexdigest()[:10]
+
+# %% ../nbs/06_site.ipynb #a1b2c3da
+def _verdict_rows(rows: list[list], claims=()) -> tuple[list[list], list[str] | None]:
+    """A verdict table's rows (each cell [tag, attributes, inner HTML, classes]) for reading: claim with its reason under
+    it, paper, ours, verdict (mark, colour, the reason on hover), n, then any other column; and each row's anchor (that of
+    the longest of `claims` its claim cell begins with: a row may add the model or the claim's form)."""
+    import html
+    head = [_text(c[2]).lower() for c in rows[0]]
+    at = lambda *names: next((i for i, h in enumerate(head) if any(h == n or h.startswith(n + ' ') for n in names)), None)
+    i_claim, i_verdict, i_why = at('claim'), at('verdict'), at('why', 'reason')
+    order = [i for i in (i_claim, at('paper'), at('ours'), i_verdict, at('n')) if i is not None]
+    rest = [i for i in range(len(head)) if i not in order and i != i_why]
+    if any(len(r) != len(head) for r in rows): return rows, None
+    out, anchors = [], ['']
+    for k, r in enumerate(rows):
+        r = [list(c) for c in r]
+        if k:
+            cell = _alnum(_text(r[i_claim][2]))
+            anchors.append(claim_anchor(max((c for c in claims if cell.startswith(_alnum(c))), key=len, default=cell)))
+            why = _text(r[i_why][2]) if i_why is not None else ''
+            if why: r[i_claim][2] += f'<div class="cogen-why">{html.escape(why)}</div>'
+            kind = _text(r[i_verdict][2])
+            mark, colour = next((v for p, v in VERDICT_MARKS.items() if kind.startswith(p)), ('\u2022', 'none'))
+            r[i_verdict][2] = (f'<span class="cogen-verdict cogen-v-{colour}" title="{html.escape(why, quote=True)}"><span class="cogen-mark">'
+                               f'{mark}</span> {re.sub(r"</?p>", "", r[i_verdict][2]).strip()}</span>')
+            r[i_verdict][3] = ['cogen-nobr']
+        out.append([r[i] for i in order] + [r[i] for i in rest])
+    return out, anchors
+
+def _nobr(inner: str) -> str:
+    "The intervals (with their estimates) in the text of the HTML `inner` kept on one line."
+    return ''.join(p if p.startswith('<') else _INTERVAL.sub(lambda m: f'<span class="cogen-nobr">{m.group(0)}</span>', p)
+                   for p in re.split(r'(<[^>]+>)', inner))
+
+def _classed(attrs: str, cls: list[str]) -> str:
+    if not cls: return attrs
+    return attrs.replace('class="', f'class="{" ".join(cls)} ', 1) if 'class="' in attrs else attrs + f' class="{" ".join(cls)}"'
+
+def polish_table(attrs: str, body: str, max_columns: int = MAX_COLUMNS, long_rows: int = LONG_ROWS, claims=(), seen=None) -> str:
+    """The HTML table `<table{attrs}>{body}</table>` made readable: intervals and short or numeric cells kept on one line;
+    a verdict table (a `claim` and a `verdict` column) reordered by `_verdict_rows`, its rows anchored; columns past
+    `max_columns` behind a button; more than `long_rows` body rows folded (never a verdict table's); in a container that
+    scrolls sideways. `claims`: the claims' texts (`_verdict_rows`); `seen`: the anchors already on the page (each once)."""
+    seen = set() if seen is None else seen
+    trs = list(_TR.finditer(body))
+    rows = [[[m.group(1), m.group(2), m.group(3), []] for m in _CELL.finditer(tr.group(2))] for tr in trs]
+    if not rows or not rows[0]: return f'<table{attrs}>{body}</table>'
+    head = {_text(c[2]).lower() for c in rows[0]}
+    rows, anchors = _verdict_rows(rows, claims) if {'claim', 'verdict'} <= head else (rows, None)
+    ncols, n_body = max(len(r) for r in rows), len(rows) - 1
+    new = []
+    for k, (tr, r) in enumerate(zip(trs, rows)):
+        cells = []
+        for j, (tag, a, inner, cls) in enumerate(r):
+            t = _text(inner)
+            cls = cls + ['cogen-nobr'] * (len(t) <= 24 or bool(_NUMERIC.match(t))) + ['cogen-more'] * (j >= max_columns)
+            cells.append(f'<{tag}{_classed(a, sorted(set(cls)))}>{_nobr(inner)}</{tag}>')
+        first = bool(anchors and k and anchors[k] not in seen)
+        if first: seen.add(anchors[k])
+        new.append(f'<tr{tr.group(1)}' + (f' id="{anchors[k]}"' if first else '') + '>' + ''.join(cells) + '</tr>')
+    it = iter(new)
+    cls = ['cogen-table'] + ['cogen-verdicts'] * (anchors is not None) + ['cogen-wide'] * (ncols > max_columns)
+    out = f'<table{_classed(attrs, cls)}>{_TR.sub(lambda m: next(it), body)}</table>'
+    if ncols > max_columns: out = f'<button type="button" class="cogen-columns">show all {ncols} columns</button>' + out
+    out = f'<div class="cogen-scroll">{out}</div>'
+    if n_body > long_rows and anchors is None:
+        out = f'<details class="cogen-long"><summary>The table: {n_body} rows, {ncols} columns (click to show)</summary>{out}</details>'
+    return out
+
+def polish_page(text: str, claims=()) -> str:
+    "Every table of the HTML page `text` through `polish_table`; `claims`, the claims' texts, anchor the verdict rows."
+    seen = set()
+    return _TABLE.sub(lambda m: polish_table(m.group(1), m.group(2), claims=claims, seen=seen), text)
+
 # %% ../nbs/06_site.ipynb #03c9572d
 SITE_CONF = """
 project = 'cogen'
@@ -276,33 +438,63 @@ html_show_sourcelink = False
 html_last_updated_fmt = None
 html_theme_options = {'show_toc_level': 2, 'use_download_button': False, 'use_fullscreen_button': False,
                       'navigation_with_keys': False}
+html_context = {'default_mode': 'light'}   # the theme's colour mode; none set, its script logs an error on a first visit
 html_static_path = ['_static']
-mathjax_path = 'mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML'   # MathJax 2 from the site's own _static/ (jupyter-server-mathjax): offline
-html_css_files = ['cogen.css']          # tables wrap within the column; a figure opens full size on click (SITE_STATIC)
+html_extra_path = ['_extra']           # the files the front page links (verdicts, claims), copied as they are
+mathjax_path = 'mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full'   # MathJax 2 from the site's own _static/ (jupyter-server-mathjax ships this config): offline
+mathjax2_config = {'HTML-CSS': {'availableFonts': [], 'webFont': None, 'imageFont': None}, 'messageStyle': 'none',   # the fonts the system has: no font file
+                   'tex2jax': {'inlineMath': [['\\\\(', '\\\\)']], 'displayMath': [['\\\\[', '\\\\]']], 'processEscapes': True}}   # Sphinx's delimiters alone
+myst_update_mathjax = False           # MyST's MathJax 3 settings would reach MathJax 2 as a stray config
+html_css_files = ['cogen.css']          # tables for reading (polish_page); a figure opens full size on click (SITE_STATIC)
 html_js_files = ['cogen.js']
-exclude_patterns = ['_build', '**.ipynb_checkpoints', '_static']
+exclude_patterns = ['_build', '**.ipynb_checkpoints', '_static', '_extra']
 suppress_warnings = ['mystnb.unknown_mime_type', 'myst.header', 'misc.highlighting_failure', 'toc.not_included']
 """
 "The Sphinx configuration of the site (MyST-NB renders stored outputs; sphinx-book-theme; Sphinx's own search)."
 
 SITE_STATIC = {
-    'cogen.css': """/* cogen: a table wraps its cells within the page's column instead of hiding its right-hand columns */
-.bd-article table { table-layout: auto; max-width: 100%; width: auto; }
-.bd-article table td, .bd-article table th { white-space: normal !important; overflow-wrap: anywhere; word-break: normal; }
-.bd-article table code, .bd-article table .pre { white-space: normal !important; overflow-wrap: anywhere; }
-.bd-article .output_area, .bd-article .cell_output { overflow-x: visible; }
+    'cogen.css': """/* cogen: pages read at any width. The article takes the page's width; a word, a number or an interval is never
+   broken inside a table cell (a table wider than the column scrolls sideways, its first column fixed); verdicts marked. */
+.bd-page-width { max-width: 100%; }
+.bd-main .bd-content .bd-article-container { max-width: 100%; }
+.bd-article table { table-layout: auto; width: auto; max-width: none; margin: 0; }
+.bd-article table td, .bd-article table th { white-space: normal !important; overflow-wrap: normal; word-break: keep-all;
+  hyphens: manual; vertical-align: top; min-width: 3em; }
+.bd-article table code, .bd-article table .pre { white-space: nowrap !important; overflow-wrap: normal; word-break: keep-all; }
+.bd-article table .cogen-nobr, .bd-article table td.cogen-nobr, .bd-article table th.cogen-nobr { white-space: nowrap !important; }
+.bd-article table td:first-child, .bd-article table th:first-child { min-width: 12em; }
+.cogen-scroll { overflow-x: auto; max-width: 100%; margin-bottom: .5em; }
+.cogen-scroll table tr > :first-child { position: sticky; left: 0; z-index: 1; background: var(--pst-color-background, #fff);
+  box-shadow: 1px 0 0 var(--pst-color-border, #ddd); }
+.bd-article .output_area, .bd-article .cell_output, .pst-scrollable-table-container { overflow-x: visible; }
+table.cogen-wide:not(.cogen-all) .cogen-more { display: none; }
+button.cogen-columns { font-size: .8em; margin: .2em 0; }
+details.cogen-long > summary { cursor: pointer; color: var(--pst-color-link, #0a58ca); margin: .3em 0; }
+.cogen-why { font-size: .8em; color: var(--pst-color-text-muted, #666); margin-top: .15em; }
+.cogen-verdict { font-weight: 600; }
+.cogen-mark { display: inline-block; min-width: 1.1em; text-align: center; }
+.cogen-v-ok { color: #1a7f37; } .cogen-v-part { color: #9a6700; } .cogen-v-open { color: #57606a; }
+.cogen-v-bad { color: #cf222e; } .cogen-v-none { color: #6e7781; }
+ul.cogen-claims { list-style: none; padding-left: 0; } ul.cogen-claims li { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .bd-article img { cursor: zoom-in; }
 """,
-    'cogen.js': """// cogen: a click on a figure opens it full size
+    'cogen.js': """// cogen: a click on a figure opens it full size; a wide table's button shows or hides its other columns
 document.addEventListener('DOMContentLoaded', () => {
   document.querySelectorAll('.bd-article img').forEach(img => {
     if (img.closest('a')) return;
     img.title = 'click to open full size';
     img.addEventListener('click', () => { window.location.href = img.src; });
   });
+  document.querySelectorAll('button.cogen-columns').forEach(b => {
+    const t = b.nextElementSibling, label = b.textContent;
+    b.addEventListener('click', () => {
+      t.classList.toggle('cogen-all');
+      b.textContent = t.classList.contains('cogen-all') ? 'show fewer columns' : label;
+    });
+  });
 });
 """}
-"The site's own static files: the table and figure behaviour that sphinx-book-theme lacks."
+"The site's own static files: the page width, tables that never break a word, a number or an interval (`polish_page` marks them), verdict colours, figures that open on click."
 
 # %% ../nbs/06_site.ipynb #c4316010
 def _toc(caption: str, pages: list[Page]) -> str:
@@ -354,8 +546,22 @@ def _run_pages(out: Path, paper: str, info: PaperInfo, src: Path, commit: str, r
         first = next((re.search(r'^# (.+)$', c.source, re.M).group(1) for c in nb.cells if c.cell_type == 'markdown' and re.search(r'^# (.+)$', c.source, re.M)), nbp.stem)
         src_nb = man.get('notebook', 'the summary notebook')
         hdr = [f"Executed summary `{src_nb}` over the runs of profile `{profile}`; commit `{man.get('commit', commit)}`, cogen_lib {lib_version()}."]
-        pages.append(write_page(nb, f"{paper}/{nbp.stem}", f"{first} ({profile})", hdr,
-                                provenance_line(src_nb, {'profile': profile}, man.get('commit', commit), data), src, paper, drop_h1=True, fold=True))
+        prov = provenance_line(src_nb, {'profile': profile}, man.get('commit', commit), data)
+        verdicts_first(nb)
+        nb, parts = split_sections(nb)
+        doc, title = f"{paper}/{nbp.stem}", f"{first} ({profile})"
+        docs = [f"{doc}/{k}-{section_slug(h)}" for k, (h, _) in enumerate(parts, 2)]
+        subs = [Page('/' + d, h, paper) for d, (h, _) in zip(docs, parts)]
+        if parts:                                         # the other sections, linked here and nested under this page
+            nb.cells.append(nbformat.v4.new_markdown_cell("## The other sections\n\nEach on a page of its own:\n\n" + _links(subs)
+                                                          + '\n\n' + _toc('Sections', subs).replace(':caption: Sections\n', '')))
+        there = ' (its verdicts are there)' if any(h.lower().startswith('verdicts') for h, _ in sections(nb)) else ''
+        pages.append(write_page(nb, doc, title, hdr, prov, src, paper, drop_h1=True, fold=True))
+        for k, (d, (h, part)) in enumerate(zip(docs, parts)):
+            nav = [f"A section of {{doc}}`{title.replace('<', '(').replace('>', ')').replace('`', '')} </{doc}>`{there}" + ''.join(
+                   f"; {w}: {{doc}}`{parts[k + s][0].replace('<', '(').replace('>', ')').replace('`', '')} </{docs[k + s]}>`"
+                   for w, s in (('previous', -1), ('next', 1)) if 0 <= k + s < len(parts)) + '.']
+            write_page(part, d, h, nav + hdr, prov, src, paper, fold=True)
     stems = {p.stem for p in pdir.glob('*.ipynb') if not p.name.startswith('summary-')}
     for mp in pdir.glob('*.json'):                       # runs reused from committed rows: a manifest, no notebook
         if mp.name.startswith('summary-') or mp.name.endswith('.slugs.json') or mp.stem in stems: continue
@@ -430,23 +636,59 @@ def committed_status(paper: str, root: Path | str | None = None) -> list[str]:
     return [verified_line(paper, p.name, len(list(p.glob('*.csv'))), read_verified(p/'VERIFIED.json')) for p in profs]
 
 # %% ../nbs/06_site.ipynb #e8a115fb
-def verdicts_section(paper: str, title: str, root: Path | str | None = None) -> str:
-    """The front page's section on `paper` (headed `title`): its verdict counts (`claims.verdict_counts` of
-    `figures/<paper>/verdicts.csv` under `root`; the table itself is on the paper's summary page), or its verdicts table
-    where the summary writes no structured verdicts, or a line saying they are missing; then `committed_status`."""
+def _file_link(rel: str) -> str: return f'<a href="{rel}"><code>{rel}</code></a>'
+
+def verdicts_section(paper: str, title: str, root: Path | str | None = None, page: str | None = None) -> str:
+    """The front page's section on `paper` (headed `title`): from `figures/<paper>/verdicts.csv` under `root`, its verdict
+    counts (`claims.verdict_counts`) and each claim in one line with its verdict, linked to the claim's row on the page
+    `page` (the docname of the paper's summary, whose verdict table `polish_page` anchors), then the verdict files, linked
+    (`build_site` copies them into the site); or its verdicts table where the summary writes no structured verdicts, or a
+    line saying they are missing; then `committed_status`."""
+    import html
+    import pandas as pd
     from cogen_lib.claims import verdict_counts, counts_line
     root = Path(root) if root else project_root()
     f, counts = root/'figures'/paper/'verdicts.md', verdict_counts(paper, root)
     if counts is not None:
-        body = [f"**{counts_line(counts)}** ({sum(counts.values())} claims). The verdict table, one row per claim: `figures/{paper}/verdicts.md`, "
-                "on the paper's summary page below; every budget with its test, p and minimum detectable effect: `verdicts_details.md`."]
+        d = pd.read_csv(f.with_suffix('.csv'), dtype=str, keep_default_na=False)
+        d = d[d['shown'].str.lower() == 'true']
+        if 'origin' in d: d = d[d['origin'].replace('', 'paper') == 'paper']   # the paper's own claims, as `verdict_counts` counts them
+        lines = []
+        for claim, kind in d[['claim', 'kind']].itertuples(index=False):
+            mark, colour = next((v for p, v in VERDICT_MARKS.items() if kind.startswith(p)), ('\u2022', 'none'))
+            text = html.escape(claim)
+            lines.append(f'<li><span class="cogen-verdict cogen-v-{colour}"><span class="cogen-mark">{mark}</span> {html.escape(kind)}</span>: '
+                         + (f'<a href="{page}.html#{claim_anchor(claim)}">{text}</a>' if page else text) + '</li>')
+        files = [(n, what) for n, what in (('verdicts.md', 'the verdict table, one row per claim'), ('verdicts.csv', 'every budget, structured'),
+                                           ('verdicts_details.md', 'every budget with its test, p and minimum detectable effect'))
+                 if (f.parent/n).exists()]
+        body = [f"**{counts_line(counts)}** ({sum(counts.values())} claims), each with its verdict"
+                + (", linked to its row in the verdict table of the paper's summary" if page else '') + ':',
+                '<ul class="cogen-claims">\n' + '\n'.join(lines) + '\n</ul>',
+                'Files: ' + '; '.join(f"{_file_link(f'figures/{paper}/{n}')} ({what})" for n, what in files)
+                + (f"; the claims: {_file_link(f'claims/{paper}.yaml')}" if (root/'claims'/f'{paper}.yaml').exists() else '') + '.']
     else:
-        body = ([f"From `figures/{paper}/verdicts.md`:", _md_text(f.read_text())] if f.exists() else
+        body = ([f"From {_file_link(f'figures/{paper}/verdicts.md')}:", _md_text(f.read_text())] if f.exists() else
                 [f"**No verdicts yet**: `figures/{paper}/verdicts.md` is missing (its summary writes it with `claims.save_verdict_tables`; "
                  f"`cogen run {paper} --profile {FIGURE_PROFILES[0]}` runs the summary)."])
     st = committed_status(paper, root)
     body.append('Committed rows:' + ''.join(f"\n- {l}" for l in st) if st else f"Committed rows: none under `results/{paper}/`.")
     return f"### {title}\n\n" + '\n\n'.join(body) + '\n'
+
+def verdict_files(paper: str, root: Path | str, dest: Path | str) -> list[Path]:
+    "Copy the files `verdicts_section` links (`figures/<paper>/verdicts*.{md,csv}`, `claims/<paper>.yaml` under `root`) to the same paths under `dest`."
+    root, out = Path(root), []
+    for f in [*sorted((root/'figures'/paper).glob('verdicts*.md')), *sorted((root/'figures'/paper).glob('verdicts*.csv')), root/'claims'/f'{paper}.yaml']:
+        if f.is_file():
+            (Path(dest)/f.relative_to(root)).parent.mkdir(parents=True, exist_ok=True)
+            out.append(Path(shutil.copy(f, Path(dest)/f.relative_to(root))))
+    return out
+
+def summary_doc(out: Path | str, paper: str) -> str | None:
+    "The docname of `paper`'s summary page in a site built from `out/runs/`: the first of `FIGURE_PROFILES` it ran, else any (walkthroughs aside); None without one."
+    have = {p.stem for p in RunFiles(Path(out), paper).runs_dir.glob('summary-*.ipynb') if p.stem.count('-') == 1}
+    stem = next((f'summary-{p}' for p in FIGURE_PROFILES if f'summary-{p}' in have), min(have, default=None))
+    return f"{paper}/{stem}" if stem else None
 
 def measurements_page(root: Path | str | None = None) -> str | None:
     """The site's *Costs and measurements* page: every row of `measured/measurements.csv` under `root` (what, value,
@@ -511,14 +753,16 @@ _OUT_TEXT = re.compile(r'<div class="output (?:text_plain|stream)[^"]*">\s*<div 
 _TUPLE = re.compile(r'^\s*[(\[].*?(?:\b(?:figure|table) saved: |PosixPath\(|<IPython\.core\.display\.)', re.S)
 
 def page_problems(html_path: Path | str, nb, figures_dir: Path | str | None = None) -> list[str]:
-    """What the page `html_path` loses of the executed notebook `nb` it was built from: each PNG of `saved_figures` that it
-    does not show (compared by content), each text output that is a Python tuple or list of saved files or display objects."""
+    """What the page `html_path` (with the pages of its sections, `<page>/*.html`: `split_sections`) loses of the executed
+    notebook `nb` it was built from: each PNG of `saved_figures` that it does not show (compared by content), each text
+    output that is a Python tuple or list of saved files or display objects."""
     import html
-    shown, out = page_images(html_path), []
+    pages = [Path(html_path), *sorted(Path(html_path).with_suffix('').glob('*.html'))]
+    shown, out = {k: v for p in pages for k, v in page_images(p).items()}, []
     for p in saved_figures(nb, figures_dir):
         if not p.is_file(): out.append(f"{p.name}: named by the notebook as saved, but {p} does not exist")
         elif hashlib.sha256(p.read_bytes()).hexdigest() not in shown: out.append(f"{p.name}: saved by the notebook, not shown on the page")
-    for t in _OUT_TEXT.findall(Path(html_path).read_text(encoding='utf-8')):
+    for t in (t for p in pages for t in _OUT_TEXT.findall(p.read_text(encoding='utf-8'))):
         t = html.unescape(re.sub(r'<[^>]+>', '', t))
         if _TUPLE.match(t): out.append(f"an output prints as a Python {'list' if t.lstrip()[0] == '[' else 'tuple'}: {' '.join(t.split())[:120]}")
     return out
@@ -534,13 +778,32 @@ def check_site(index: Path | str, out: Path | str | None = None) -> list[str]:
             probs += [f"{paper}/{page.name}: {p}" for p in page_problems(page, nbformat.read(nbp, as_version=4))]
     return probs
 
+# %% ../nbs/06_site.ipynb #90d2f344
+@contextmanager
+def ticking(log, what, every: float = 20.0):
+    """While the block runs, every `every` seconds `log` the line `what()` returns (nothing when it returns ''): a long
+    step of the site build (library notebooks executing, Sphinx writing the pages) says it is still at work."""
+    stop = threading.Event()
+    def tick():
+        while not stop.wait(every):
+            if line := what(): log(line)
+    t = threading.Thread(target=tick, daemon=True); t.start()
+    try: yield
+    finally: stop.set(); t.join(timeout=5)
+
 # %% ../nbs/06_site.ipynb #c52e1698
 def build_site(out: Path | str | None = None, dest: Path | str | None = None, library: str | bool | list = 'all', quiet: bool = True,
-               committed_root: Path | str | None = None, workers: int | None = None) -> Path:
+               committed_root: Path | str | None = None, workers: int | None = None, log=print) -> Path:
     """Build the site from `out/runs/` (default: the project) into `dest` (default `out/_site`); returns its index.html.
     `library`: which library notebooks to render too: 'all' (`library_notebooks()`), 'course', 'none', or a list of paths.
     `committed_root`: the folder whose committed `figures/` and `results/` the front page reads (default: the project).
-    `workers`: library notebooks executed at once, each in its own process (default: 2, or 1 on a one-core machine)."""
+    `workers`: library notebooks executed at once, each in its own process (default: 2, or 1 on a one-core machine).
+    `log`: a line as each library notebook starts and finishes (with its seconds), as each step begins and ends, and
+    every 20 s while one works (`ticking`)."""
+    lock, said = threading.Lock(), log
+    def log(s):                                         # one line at a time: notebooks execute in threads
+        with lock: said(s)
+    log(f"site: building from {Path(out).resolve() if out else project_root()}/runs (loading Sphinx)")
     try:
         from sphinx.application import Sphinx
         from sphinx.util.console import nocolor
@@ -562,19 +825,27 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
     papers = sorted(set(papers) | {p.relative_to(root/'nbs').parts[0] for p in libs if p.parent.name != 'course' and p.parent != root/'nbs'})   # a paper with no runs yet still shows its library
     commit = source_commit(root)
     short = lambda info: info.title.split(':')[0].strip()
-    verdicts = [verdicts_section(p, short(paper_info(p, root)), committed_root) for p in sorted(set(papers) | set(list_papers(root)))]   # read (and refused) before any work
-    from tqdm.auto import tqdm
+    verdicts = [verdicts_section(p, short(paper_info(p, root)), committed_root, summary_doc(out, p)) for p in sorted(set(papers) | set(list_papers(root)))]   # read (and refused) before any work
     from concurrent.futures import ThreadPoolExecutor
     n = max(1, workers or min(2, os.cpu_count() or 1))
-    with ThreadPoolExecutor(n) as pool:   # each notebook runs in a process of its own, with its share of the cores
-        futs = {p: pool.submit(execute_library, p, root, out, workers=min(n, len(libs))) for p in libs}
-        for p in tqdm(futs, desc='site: library notebooks', unit='nb', disable=not libs): futs[p].result()
+    busy, t0 = {}, time.time()                    # the library notebooks executing now -> since when
+    def job(p):
+        busy[p] = time.time()
+        try: return execute_library(p, root, out, workers=min(n, len(libs)), log=log)
+        finally: busy.pop(p, None)
+    still = lambda: ', '.join(f"{p.relative_to(root)} ({time.time() - s:.0f} s)" for p, s in list(busy.items()))
+    if libs: log(f"site: {len(libs)} library notebook(s): executing those that changed, {n} at a time")
+    with ThreadPoolExecutor(n) as pool, ticking(log, lambda: still() and f"site: still executing {still()}"):
+        futs = {p: pool.submit(job, p) for p in libs}   # each notebook runs in a process of its own, with its share of the cores
+        for p in futs: futs[p].result()
     executed = {p: f.result() for p, f in futs.items()}
+    if libs: log(f"site: library notebooks ready in {time.time() - t0:.0f} s")
     with tempfile.TemporaryDirectory(prefix='cogen-site-') as tmp:
         src = Path(tmp)/'src'; src.mkdir()
         (src/'conf.py').write_text(SITE_CONF)
-        (src/'_static').mkdir()
+        (src/'_static').mkdir(); (src/'_extra').mkdir()
         for name, text in SITE_STATIC.items(): (src/'_static'/name).write_text(text)
+        for p in sorted(set(papers) | set(list_papers(root))): verdict_files(p, committed_root, src/'_extra')   # the files the front page links
         shutil.copytree(Path(jupyter_server_mathjax.__file__).parent/'static', src/'_static'/'mathjax')
         groups = []                                     # (caption, heading, description, pages)
         course = [p for p in libs if p.parent.name == 'course']
@@ -637,10 +908,16 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
         warn = io.StringIO()
         app = Sphinx(str(src), str(src), str(build/'html'), str(build/'doctrees'), 'html', status=None if quiet else io.StringIO(),
                      warning=warn, freshenv=True, verbosity=0)
-        with warnings.catch_warnings():
+        t0 = time.time(); log(f"site: Sphinx writes the pages")
+        with warnings.catch_warnings(), ticking(log, lambda: f"site: Sphinx still writing the pages ({time.time() - t0:.0f} s)"):
             warnings.simplefilter('ignore', DeprecationWarning); warnings.simplefilter('ignore', PendingDeprecationWarning)
             app.build()
+        log(f"site: Sphinx wrote the pages in {time.time() - t0:.0f} s")
         if app.statuscode: raise CogenError(f"the site did not build:\n{warn.getvalue()[-3000:]}")
+        import pandas as pd
+        claims = [c for f in sorted(committed_root.glob('figures/*/verdicts.csv')) for c in pd.read_csv(f, dtype=str, keep_default_na=False).get('claim', [])]
+        for page in (build/'html').rglob('*.html'):          # tables for reading: no word, number or interval broken
+            page.write_text(polish_page(page.read_text(encoding='utf-8'), claims), encoding='utf-8')
         if dest.exists():
             if not (dest/'index.html').exists() and any(dest.iterdir()): raise CogenError(f"{dest} exists and is not a cogen site; remove it or pass another --out")
             shutil.rmtree(dest)

@@ -32,3 +32,13 @@ def test_grid_comments_are_short(root):
     "A grid holds parameters and a line or two of why; the reasoning behind a budget lives in docs/budgets.md."
     words = {f.name: sum(len(l.split('#', 1)[1].split()) for l in f.read_text().splitlines() if '#' in l) for f in sorted((root/'grids').glob('*.yaml'))}
     assert sum(words.values()) < 600, words
+
+def test_readme_times_are_the_measured_ones(root):
+    "Every time in the README comes from measured/measurements.csv or the committed rows' wall_seconds (bench/readme_times.py)."
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('readme_times', root/'bench'/'readme_times.py')
+    rt = importlib.util.module_from_spec(spec); spec.loader.exec_module(rt)
+    text = (root/'README.md').read_text()
+    m = re.search(re.escape(rt.BEGIN) + r'\n(.*?)' + re.escape(rt.END), text, re.S)
+    assert m, "README.md: the times block (between its two markers) is missing"
+    assert m.group(1) == rt.render(root), f"README.md's times are stale; run `.venv/bin/python bench/readme_times.py --write`:\n{rt.render(root)}"

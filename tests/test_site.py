@@ -1,6 +1,8 @@
 """The site in a real browser. Smoke runs of two papers (quickstart, GroundCocoa) into a temporary folder, the site built
-from them with one library notebook, then headless Chromium loads every page: every image loads (naturalWidth > 0), every
-internal link resolves, and screenshots of the index and of one summary are written under _site/. On the same build,
+from them with one library notebook, then headless Chromium loads every page at 1280 px (`tests/site_audit.py`): every image loads, every internal link
+resolves, no table cell breaks inside a word, a number or an interval, no raw TeX, no console error, no network request,
+every page under 25,000 px, a verdict table's top within 1,500 px; screenshots of the index and of one summary go under
+_site/. On the same build,
 structurally: every figure a notebook saved is shown on its page and no output prints as a tuple (`check_site`: the
 three summaries, quickstart's and GroundCocoa's summary and walkthrough, and the runs), analysis code is folded on summary
 and run pages and in view on library pages, and the front page has a verdicts section per paper. A smoke run into the
@@ -15,11 +17,10 @@ import nbformat, pytest
 from cogen_lib.grid import list_papers
 from cogen_lib.runner import run_grid
 from cogen_lib.site import build_site, check_site, saved_figures
+sys.path.insert(0, str(Path(__file__).parent))
+import site_audit
 
 ROOT = Path(__file__).resolve().parents[1]
-FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-         '--disable-sync', '--no-first-run', '--window-size=1280,1600']
-
 def _git_status() -> str:
     "The changed tracked files where a run writes (figures/, results/): other edits to the checkout while the test runs are not the run's."
     return subprocess.run(['git', '-C', str(ROOT), 'status', '--porcelain', '--untracked-files=no', '--', 'figures', 'results'],
@@ -49,20 +50,6 @@ def smoke(tmp_path_factory) -> tuple[Path, str]:
 @pytest.fixture(scope='module')
 def site(smoke) -> Path:
     return build_site(smoke[0], library=['nbs/00_core.ipynb'])
-
-def _driver(tmp: Path):
-    chromium = shutil.which('chromium') or shutil.which('chromium-browser')
-    driver = shutil.which('chromedriver')
-    if not (chromium and driver):
-        pytest.skip("headless Chromium is not installed: the browser test needs Debian's chromium and chromium-driver "
-                    "(`make browser`, as root, installs them; .ci/run does)")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError: pytest.skip('selenium is not installed (it is in requirements.txt: run `make install`)')
-    opts = webdriver.ChromeOptions(); opts.binary_location = chromium
-    for a in FLAGS + [f'--user-data-dir={tmp}']: opts.add_argument(a)
-    return webdriver.Chrome(service=Service(driver), options=opts)
 
 def test_site_structure(site):
     html = site.read_text()
@@ -105,37 +92,67 @@ def test_every_paper_figures_on_pages(tmp_path):
     assert check_site(idx, tmp_path) == []
 
 def test_site_in_browser(site):
+    """Every page in headless Chromium at 1280 px (`site_audit`): every image loads, every internal link resolves (a
+    front-page link to a claim's row finds the row), no table cell breaks inside a word, a number or an interval or
+    overflows, no raw TeX is left (MathJax typesets offline), no console error, no request leaves the machine, no
+    scroll container is wider than the column, every page is under 25,000 px and a verdict table starts within 1,500 px."""
     tmp = Path(tempfile.mkdtemp(prefix='cogen-chromium-'))
-    d = _driver(tmp)
+    d = site_audit.driver(tmp)
+    if d is None:
+        pytest.skip("headless Chromium is not installed: the browser test needs Debian's chromium and chromium-driver "
+                    "(`make browser`, as root, installs them; .ci/run does)")
     try:
-        pages = sorted(site.parent.rglob('*.html'))
+        pages = sorted(p for p in site.parent.rglob('*.html') if not p.relative_to(site.parent).parts[0].startswith('_'))
         assert len(pages) >= 8, pages
-        bad_img, bad_link, wide, requests = [], [], [], []
+        bad_img, bad_link, wide, requests, broken, raw, errors, tall, late, verdict_pages = [], [], [], [], [], [], [], [], [], []
         for page in pages:
-            d.get(page.as_uri())
-            t0 = time.monotonic()
-            while d.execute_script('return document.readyState') != 'complete' and time.monotonic() - t0 < 20: time.sleep(0.05)
+            site_audit.load(d, page)
+            name = str(page.relative_to(site.parent))
             imgs = d.execute_script("return Array.from(document.images).map(i => [i.src, i.complete && i.naturalWidth > 0])")
-            bad_img += [(page.name, src) for src, ok in imgs if not ok]
+            bad_img += [(name, src) for src, ok in imgs if not ok]
             for href in d.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"):
                 u = urlparse(href)
-                if u.scheme == 'file' and not Path(unquote(u.path)).exists(): bad_link.append((page.name, href))
-            wide += [(page.name, w) for w in d.execute_script(
-                "return Array.from(document.querySelectorAll('.bd-article table')).filter(t => t.offsetParent !== null)"
+                if u.scheme == 'file' and not Path(unquote(u.path)).exists(): bad_link.append((name, href))
+            wide += [(name, w) for w in d.execute_script(
+                "return Array.from(document.querySelectorAll('.bd-article .cogen-scroll, .bd-article table:not(.cogen-scroll table)'))"
+                ".filter(t => t.offsetParent !== null)"
                 ".filter(t => t.getBoundingClientRect().width > t.closest('.bd-article').getBoundingClientRect().width + 2)"
                 ".map(t => Math.round(t.getBoundingClientRect().width))")]
-            requests += [r for r in d.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
-                         if not r.startswith(('file:', 'data:', 'blob:'))]
+            a = site_audit.audit_page(d)
+            requests += a['requests']
+            broken += [(name, *b) for b in a['broken']]
+            raw += [(name, r) for r in a['raw_math']]
+            errors += [(name, e) for e in site_audit.browser_errors(d)]
+            if a['height'] > site_audit.MAX_HEIGHT: tall.append((name, a['height']))
+            if a['verdict_top'] is not None:
+                verdict_pages.append(name)
+                if a['verdict_top'] > site_audit.MAX_VERDICT_TOP: late.append((name, a['verdict_top']))
         assert not bad_img, bad_img
         assert not bad_link, bad_link
-        assert not wide, f"tables wider than the page's column at 1280 px: {wide}"
+        assert not wide, f"tables (or their scroll containers) wider than the page's column at 1280 px: {wide}"
         assert not requests, f"requests to the network: {sorted(set(requests))[:10]}"
+        assert not broken, f"{len(broken)} table cells broken inside a word, number or interval, e.g. {broken[:5]}"
+        assert not raw, f"raw TeX on the page (MathJax did not typeset it): {raw[:5]}"
+        assert not errors, f"console errors: {errors[:5]}"
+        assert not tall, f"pages over {site_audit.MAX_HEIGHT} px at 1280 px: {tall}"
+        assert not late, f"verdict tables starting below {site_audit.MAX_VERDICT_TOP} px: {late}"
+        assert {'quickstart/summary-smoke.html', 'cocoa/summary-smoke.html'} <= set(verdict_pages), verdict_pages
+        site_audit.load(d, site)                                # the front page: each claim's line links to its row
+        claims = d.execute_script("return Array.from(document.querySelectorAll('ul.cogen-claims a')).map(a => a.href)")
+        assert claims, "the front page lists no claim"
+        for href in (h for h in claims if Path(unquote(urlparse(h).path)).exists()):
+            site_audit.load(d, Path(unquote(urlparse(href).path)))
+            assert d.execute_script("return document.getElementById(arguments[0]) !== null", urlparse(href).fragment), href
         d.get(site.as_uri()); d.save_screenshot(str(site.parent/'screenshot-index.png'))
-        summary = site.parent/'cocoa'/'summary-smoke.html'
-        d.get(summary.as_uri())
-        n = d.execute_script("return Array.from(document.images).filter(i => i.naturalWidth > 100).length")
+        summary = site.parent/'cocoa'/'summary-smoke.html'         # a summary's figures, on its page or its sections' pages
+        n, first = 0, None
+        for p in [summary, *sorted(summary.with_suffix('').glob('*.html'))]:
+            site_audit.load(d, p)
+            k = d.execute_script("return Array.from(document.images).filter(i => i.naturalWidth > 100).length")
+            n += k; first = first or (p if k else None)
         assert n >= 2, f"{summary}: {n} figures shown inline"
         # the summary's first figure (and the provenance line under it) in view, not the page's top
+        site_audit.load(d, first)
         d.execute_script("Array.from(document.images).find(i => i.naturalWidth > 100).scrollIntoView({block: 'center'})")
         d.save_screenshot(str(site.parent/'screenshot-summary.png'))
     finally:

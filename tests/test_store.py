@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from cogen_lib.cli import app
 from cogen_lib.core import CogenError
 from cogen_lib.grid import load_grid, RunFiles
-from cogen_lib.results import committed_dir, VERIFY_RULE
+from cogen_lib.results import committed_dir, VERIFY_RULE, MANIFEST_NAME, read_manifest, write_manifest, committed_files
 from cogen_lib.runner import run_grid, verify_committed, plan_runs, NotApplicable
 
 FIX = Path(__file__).resolve().parent/'fixtures'/'store'
@@ -36,7 +36,8 @@ def test_store_commit_reuse_force_verify(proj, capsys):
     rep = run_grid('store', 'cpu', root=proj, summary=False)
     assert rep.ran == slugs and not rep.failed
     # 1. the finished runs wrote their rows and items into the store, with provenance (torch threads: a `threads` parameter)
-    assert sorted(p.name for p in cdir.iterdir()) == sorted([f'{s}.csv' for s in slugs] + [f'{s}.items.csv.gz' for s in slugs])
+    assert sorted(p.name for p in cdir.iterdir()) == sorted([f'{s}.csv' for s in slugs] + [f'{s}.items.csv.gz' for s in slugs] + [MANIFEST_NAME])
+    assert sorted(read_manifest(cdir)) == sorted(p.name for p in committed_files(cdir))    # each file recorded: rows, sha256
     rows = _csv(cdir/f'{slugs[0]}.csv')
     assert set(rows.commit) == {'abc1234'} and rows.device.str.len().min() > 0 and (rows.wall_seconds > 0).all()
     assert set(rows.torch_threads) == {1}
@@ -68,6 +69,9 @@ def test_store_commit_reuse_force_verify(proj, capsys):
     victim = cdir/f"{checked['slug']}.csv"
     df = _csv(victim); i = df.index[(df.metric == 'accuracy') & (df.category == 'b')][0]
     true_value = df.loc[i, 'value']; df.loc[i, 'value'] = 0.015625; df.to_csv(victim, index=False)
+    with pytest.raises(CogenError, match='truncated or edited'):          # not the file its manifest records: refused
+        verify_committed('store', 'cpu', runs=1, seed=0, root=proj, log=msgs.append)
+    write_manifest(cdir, [victim.name])                                  # as if committed so
     msgs = []
     rec = verify_committed('store', 'cpu', runs=1, seed=0, root=proj, out=proj/'verify-out', log=msgs.append)
     assert not rec['ok']
@@ -85,6 +89,7 @@ def test_store_commit_reuse_force_verify(proj, capsys):
     df.loc[i, 'value'] = true_value; df.to_csv(victim, index=False)
     items = cdir/f"{checked['slug']}.items.csv.gz"
     it = pd.read_csv(items); it.loc[3, 'correct'] = 1 - it.loc[3, 'correct']; it.to_csv(items, index=False)
+    write_manifest(cdir, [victim.name, items.name])
     rec = verify_committed('store', 'cpu', runs=1, seed=0, root=proj, out=proj/'verify-out2', log=msgs.append)
     assert [(d['file'], d['row'], d['column']) for d in rec['differences']] == [('items', 'item=a-3', 'correct')]
 
@@ -107,7 +112,8 @@ def test_set_and_model_make_runs_of_their_own(proj):
     rep = run_grid('store', 'cpu', root=proj, summary=False, sets=['n=8'], models=['small'], log=msgs.append)
     (slug,) = rep.ran                                                   # --model selects the `small` architecture
     assert slug not in ours and not rep.failed
-    rows = pd.read_csv(RunFiles(proj, 'store', slug).results)
+    rows = pd.read_csv(RunFiles(proj/'runs'/'_yours', 'store', slug).results)   # your runs write beside ours, never into them
+    assert not RunFiles(proj, 'store', slug).results.exists()
     assert set(rows.model) == {'small'} and set(rows.loc[rows.metric == 'accuracy', 'n']) == {8}
     assert not committed_dir('store', 'cpu', proj).exists()             # not a run of the grid: never committed
     assert any('not committed (only the runs of grids/store.yaml are)' in m for m in msgs), msgs

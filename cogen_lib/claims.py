@@ -711,7 +711,8 @@ def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=No
             trained = bool(info.pop('trained', False))                   # a fine-tuned model: trained models are the units here
             c = claim if not trained or claim.training else dataclasses.replace(claim, unit_of_analysis='training runs')
             v = evaluate_claim(c, series, len(seeds), claims.alpha)
-            devices = sorted({str((describe(arms[a][s], 1) or {}).get('device', '')) for a in arms for s in seeds} - {''}) if describe else []
+            devices = sorted({d for a in arms for s in seeds for d in str((describe(arms[a][s], 1) or {}).get('device', '')).split(' + ')} - {''}) \
+                if describe else []
             if len(devices) > 1:                                         # one contrast over several machines: said, not hidden
                 info['device'] = ' + '.join(devices)
                 v.reasons.append(f"the runs of this contrast ran on {len(devices)} different machines ({'; '.join(devices)}): "

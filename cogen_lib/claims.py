@@ -16,9 +16,9 @@ from .grid import PROFILES, YamlDoc, read_yaml, load_grid, notebook_parameters, 
 # %% auto #0
 __all__ = ['KINDS', 'FORMS', 'UNITS', 'ORIGINS', 'MIN_TRAINED', 'CLAIM_EFFECTS', 'PRECONDITION_KINDS', 'SHORT_KINDS', 'Verdict',
            'judge', 'partition_key', 'report_once', 'Claim', 'ClaimFile', 'check_claims', 'grid_values', 'load_claims',
-           'paired_effect', 'level_effect', 'gap_difference', 'seed_effect', 'arm_label', 'check_precondition',
-           'evaluate_claim', 'arm_runs', 'item_series', 'judge_runs', 'best_rows', 'paper_text', 'ours_text', 'n_text',
-           'verdict_frames', 'save_verdict_tables', 'verdict_counts', 'counts_markdown', 'counts_line']
+           'paired_effect', 'level_effect', 'gap_difference', 'arm_label', 'check_precondition', 'evaluate_claim',
+           'arm_runs', 'item_series', 'judge_runs', 'best_rows', 'paper_text', 'ours_text', 'n_text', 'verdict_frames',
+           'save_verdict_tables', 'verdict_counts', 'counts_markdown', 'counts_line']
 
 # %% ../nbs/08_claims.ipynb #0355a211
 KINDS = {
@@ -537,16 +537,6 @@ def gap_difference(a, b, c, d, scale: float = 1.0, seeds: int = 1, rng: int = 0)
     g1, g2 = (x.loc[x.index.intersection(y.index)] - y.loc[x.index.intersection(y.index)] for x, y in ((a, b), (c, d)))
     if len(g1) < 2 or len(g2) < 2: return None
     return {**two_sample_permutation(g1.to_numpy(float) * scale, g2.to_numpy(float) * scale, rng=rng), 'seeds': seeds}
-
-def seed_effect(values, alpha: float = 0.05, power: float = 0.8, n_items: int = 0, bounds: tuple[float, float] | None = None) -> dict | None:
-    """Seeds as the units when only each seed's effect is known: the mean of per-seed `values` with its t interval over
-    seeds (clipped to `bounds`, the values the effect can take), the two-sided t test against 0 and its MDE
-    (`metrics.seeds_items_interval` without an item component); None with fewer than 2 seeds."""
-    import pandas as pd
-    x = np.asarray(values, float)
-    if x.size < 2: return None
-    t = seeds_items_interval([(1, [pd.Series([v]) for v in x])], alpha, power, bounds)
-    return {**{k: v for k, v in t.items() if k != 'df'}, 'test': f"t test over {x.size} seeds (each seed's mean over its items)", 'n_items': int(n_items)}
 
 # %% ../nbs/08_claims.ipynb #c5eeaf34
 def arm_label(claim: Claim, arm: str, drop=()) -> str:

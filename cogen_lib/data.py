@@ -48,7 +48,7 @@ def registry_path() -> Path:
     try: return project_root()/'data'/'sources.tsv'
     except CogenError: raise CogenError(
         f"no data registry: data/sources.tsv is neither beside the installed cogen_lib ({p.parent.parent}) nor in a cogen project at or "
-        f"above {Path.cwd()}; what reads data (`cogen data`, `cogen cocoa generate` and `eval`, the paper notebooks) needs a checkout: "
+        f"above {Path.cwd()}; what reads data (`cogen data`, a paper's commands and notebooks) needs a checkout: "
         "run it inside a clone of the repository") from None
 
 # %% ../nbs/01_data.ipynb #c56d73b3

@@ -7,11 +7,12 @@ from __future__ import annotations
 import hashlib, json, os, random
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable
 
 # %% auto #0
-__all__ = ['FILE_MODE', 'CogenError', 'cli_fail', 'cli_command', 'check_out_path', 'read_text', 'cache_dir', 'temp_env',
-           'thread_share', 'project_root', 'mirror_dir', 'sha256_file', 'canonical_json', 'stable_hash', 'CannotWrite',
-           'cannot_write', 'atomic_write_text', 'make_rng', 'seed_everything', 'lib_version']
+__all__ = ['FILE_MODE', 'CogenError', 'cli_fail', 'cli_command', 'check_out_path', 'read_text', 'Registry', 'cache_dir',
+           'temp_env', 'thread_share', 'project_root', 'mirror_dir', 'sha256_file', 'canonical_json', 'stable_hash',
+           'CannotWrite', 'cannot_write', 'atomic_write_text', 'make_rng', 'seed_everything', 'lib_version']
 
 # %% ../nbs/00_core.ipynb #fb859c5e
 class CogenError(Exception):
@@ -89,6 +90,39 @@ def read_text(path: Path | str, what: str = 'file', expect: str = 'a UTF-8 text 
     except UnicodeDecodeError as e:
         line, col = data.count(b'\n', 0, e.start) + 1, e.start - data.rfind(b'\n', 0, e.start)
         raise CogenError(f"{what} {p} line {line}: not UTF-8 text (byte 0x{data[e.start]:02x} at column {col}); expected {expect}") from None
+
+# %% ../nbs/00_core.ipynb #7c1e5a91
+class Registry(dict):
+    """Named plug-ins of one kind (`what`, e.g. 'backend'): `register(name)` decorates, `add(name, obj)` adds, `lookup`
+    resolves aliases; a name given to another object is refused. Iterates in the order things were registered."""
+    def __init__(self, what: str, check: Callable[[str], str | None] | None = None):
+        super().__init__()
+        self.what, self.check, self.aliases = what, check, {}   # `check(name)` returns why a name is invalid, or None
+
+    def add(self, name: str, obj, aliases: tuple[str, ...] = ()):
+        "Register `obj` under `name` (and `aliases`); the same object again (a re-run notebook cell) is fine."
+        why = self.check(name) if self.check else None if isinstance(name, str) and name else 'it must be a non-empty str'
+        if why: raise CogenError(f"{self.what} {name!r} is not a valid name: {why}")
+        ident = lambda o: f'{getattr(o, "__module__", "")}.{getattr(o, "__qualname__", repr(o))}'
+        for k in (name, *aliases):
+            old = self.get(self.aliases.get(k, k))
+            if old is not None and ident(old) != ident(obj):
+                raise CogenError(f"{self.what} {k!r} is taken by {ident(old)}; register {ident(obj)} under another name")
+        self[name] = obj
+        self.aliases.update({a: name for a in aliases})
+        return obj
+
+    def register(self, name: str, aliases: tuple[str, ...] = ()):
+        "Decorator form of `add`."
+        return lambda obj: self.add(name, obj, aliases)
+
+    def lookup(self, name: str, hint: str = ''):
+        "The object registered under `name` or one of its aliases; else a `CogenError` listing the names (and `hint`)."
+        obj = self.get(self.aliases.get(name, name)) if isinstance(name, str) else None
+        if obj is None:
+            alias = f" (or an alias: {', '.join(sorted(self.aliases))})" if self.aliases else ''
+            raise CogenError(f"unknown {self.what} {name!r}; choose one of {', '.join(self)}{alias}{hint}")
+        return obj
 
 # %% ../nbs/00_core.ipynb #7ae25bff
 def cache_dir(*parts: str) -> Path:

@@ -20,9 +20,8 @@ There, within `--limit` seconds (540) from its start, it:
      `run_grid`, without the summaries, in a process session of its own): the greedy runs of `--variant` at `--epochs`
      (seeds 0-2 side by side: each trains its model), then its distinct-indices runs (the same three models: a
      checkpoint is keyed by the training settings, not the decoding, so they only decode; run after the greedy ones so
-     that two runs never train one model at once), then the `long` runs of each `--comparators` variant (COGS and
-     ReCOGS_pos: their rows are committed, so the runner reuses them and executes nothing, unless the grid gains runs of
-     theirs that are not). The runs use CUDA when torch has it (the experiment notebook's rule); their `threads: 1` is
+     that two runs never train one model at once), then the `long` runs of each `--comparators` variant at the same
+     epochs (COGS and ReCOGS_pos: the budget is matched by epochs; committed rows are reused, not executed again). The runs use CUDA when torch has it (the experiment notebook's rule); their `threads: 1` is
      the torch CPU threads of each. A phase starts only with `--min-phase` seconds left;
   4. at `--limit` minus `--reserve` seconds it sends Ctrl-C to the running phase (the runner marks the interrupted runs
      failed, never keeps their rows); training is checkpointed every epoch, so a rerun resumes at the last whole epoch;
@@ -175,7 +174,7 @@ def phases(variant: str, epochs: int, comparators: list[str]) -> list[tuple[str,
     main = [f'variant={variant}', f'epochs={epochs}']
     return ([(f'{variant} {epochs} epochs greedy', main + ['decoding=greedy']),
              (f'{variant} {epochs} epochs distinct-indices', main + ['decoding=distinct-indices'])]
-            + [(c, [f'variant={c}']) for c in comparators])
+            + [(f'{c} {epochs} epochs', [f'variant={c}', f'epochs={epochs}']) for c in comparators])
 
 
 def pack(work_out: Path, dest: Path, profile: str) -> Path:

@@ -33,6 +33,8 @@ def test_phases_select_the_grids_ten_epoch_runs():
     # the 3-epoch runs (committed rows) stay in the grid, apart
     assert len(select_runs(runs, ['variant=recogs-v2', 'epochs=3'], 'recogs')) == 6
     assert [len(select_runs(runs, only, 'recogs')) for _, only in comparators] == [3, 3]
+    # the comparators at the same epochs (the budget matched by epochs), not the committed 17-epoch rows
+    assert {r.value('epochs') for _, only in comparators for r in select_runs(runs, only, 'recogs')} == {10}
 
 
 def test_every_kit_wheel_is_pinned():

@@ -30,11 +30,12 @@ def run_params(root: Path) -> dict:
 
 
 def fake_run(folder: Path, root: Path, variant: str, seed: int, provenance: bool = False, dev_rate: float = 0.95, gen: bool = True,
-             decoding: str = 'greedy') -> pd.DataFrame:
+             decoding: str = 'greedy', epochs: int = 17) -> pd.DataFrame:
     """Write one synthetic run of the `long` budget (its rows `<slug>.csv` and items `<slug>.items.csv.gz`) into `folder`
     as the run notebook writes them (same parameters, metrics and columns; `dev_rate`: its share right on dev and test;
-    `gen` False: never right on gen, in any category; `decoding`: the run's decoding parameter); returns its items."""
-    params = {**run_params(root), 'variant': variant, 'model': 'transformer', 'seed': seed, 'epochs': 17, 'train_limit': 0,
+    `gen` False: never right on gen, in any category; `decoding`: the run's decoding parameter; `epochs`: its training
+    schedule); returns its items."""
+    params = {**run_params(root), 'variant': variant, 'model': 'transformer', 'seed': seed, 'epochs': epochs, 'train_limit': 0,
               'eval_limit': 0, 'max_len': 512, 'hidden': 128, 'lr': 0.001, 'batch_size': 64, 'chunks': 4, 'decoding': decoding}
     params.pop('results_path', None)
     rng = np.random.default_rng([seed, ['cogs', 'recogs-pos', 'recogs-v2'].index(variant)])
@@ -52,6 +53,7 @@ def fake_run(folder: Path, root: Path, variant: str, seed: int, provenance: bool
     items['prediction'] = 'a fake LF'
     items = items[['item', 'split', 'type', 'prediction', 'em', 'sem']].astype({'sem': int})
     slug = (f"variant={variant}_model=transformer_seed={seed}" + ('' if decoding == 'greedy' else f'_decoding={decoding}')
+            + ('' if epochs == 17 else f'_epochs={epochs}')
             + f"-{'long' if provenance else 'fake'}0001")   # a committed run is another run: its own slug
     rec = Recorder('recogs', params, folder/f'{slug}.csv')
     for split, df in items.groupby('split', sort=True):
@@ -61,8 +63,8 @@ def fake_run(folder: Path, root: Path, variant: str, seed: int, provenance: bool
                 rec.add(metric, g[col].mean(), n=len(g), ci_low=lo, ci_high=hi, split=split, category=cat)
         for m, v in (('sem_parse_errors', 0), ('src_unk_rate', 0.0), ('tgt_unk_rate', 0.001), ('decode_seconds', 0.01 * len(df))):
             rec.add(m, v, n=len(df), split=split, category='')
-    for m, v in dict(train_epochs=17, train_rows=24155, train_seconds=1300.0, train_examples_per_s=316.0, n_params=1258000,
-                     final_train_loss=0.01, epochs_run_this_call=17).items():
+    for m, v in dict(train_epochs=epochs, train_rows=24155, train_seconds=1300.0, train_examples_per_s=316.0, n_params=1258000,
+                     final_train_loss=0.01, epochs_run_this_call=epochs).items():
         rec.add(m, v, n=24155, split='train', category='')
     folder.mkdir(parents=True, exist_ok=True)
     rec.save_items(items)
@@ -93,6 +95,7 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     unl['prediction'] = [re.sub(r'\b\d+\b', '44', g) if k % 2 else g for k, g in enumerate(gold[sp].iloc[int(i.split(':')[1])] for sp, i in zip(unl.split, unl.item))]
     unl.to_csv(long_dir/'variant=recogs-v2_model=transformer_seed=0-long0001.items.csv.gz', index=False)   # ... yet the gold structure, every other row's entities at index 44
     fake_run(long_dir, root, 'recogs-v2', 0, provenance=True, decoding='distinct-indices')   # the same training, decoded with distinct indices: learned
+    fake_run(long_dir, root, 'recogs-v2', 0, provenance=True, epochs=30)   # a second schedule of ReCOGS: a budget of its own
     figs = tmp_path/'figures'
     execute_summary(root, own, figs, 'cpu', proj, tmp_path/'kernel.log')
     read = lambda name: pd.read_csv(figs/f'{name}.csv', keep_default_na=False)
@@ -190,6 +193,11 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     assert r.kind == 'not testable' and 'one trained model: a claim about what training does' in r.why and int(r.n) == 21 * PER_CAT, (r.kind, r.why)
     assert '(distinct-indices decoding)' in r.budget and r.origin == 'protocol' and r.qualifies == 'recogs-below-cogs'
     assert '(greedy decoding)' in v.loc[('recogs-below-cogs', 'long'), 'budget'] and v.loc[('recogs-below-cogs', 'long'), 'kind'] == 'not testable'
+    # the 30-epoch ReCOGS run: a source and a budget of its own, never pooled with the 17-epoch run of the same seed
+    S30 = 'ours: long (committed), 30 epochs'
+    assert S30 in set(read('fig5_recogs').source) and S30 in set(st.index.get_level_values('source'))
+    assert not vc[(vc.profile == 'long') & vc.budget.fillna('').str.contains('30 epochs') & vc.claim_id.isin(
+        ['recogs-below-cogs', 'recogs-below-pos'])].shape[0]                        # no COGS at 30 epochs: no contrast there
     print(f"synthetic summary: {time.perf_counter() - t0:.1f} s")
 
 

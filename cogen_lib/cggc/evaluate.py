@@ -342,7 +342,7 @@ def _parse(text, keys):
     return pd.DataFrame(rows)
 
 PAPER_TABLE4 = _parse(_T4, ['model', 'setting'])
-"Paper Table 4: id and ood scores of the seven 7B LLMs and GPT-4o (GPT-4o on 100 sampled items)."
+"Paper Table 4: id and ood scores of the seven 6-7B LLMs and GPT-4o (GPT-4o on 100 sampled items)."
 
 PAPER_TABLE6 = _parse("""A 2.28 2.91 2.63 1.44 0.07 1.44 0.78 2.96
 B 2.58 2.94 3.07 1.61 0.09 1.81 1.00 3.06

@@ -145,7 +145,7 @@ def table4(main, multi: bool):
     for mdl, g in p4.groupby('model', sort=True):
         for s in ('id', 'ood', 'Δ (id - ood)'):
             v = (g[g.setting == 'id'][M + ['SPICE']].iloc[0] - g[g.setting == 'ood'][M + ['SPICE']].iloc[0]) if s.startswith('Δ') else g[g.setting == s][M + ['SPICE']].iloc[0]
-            t4.append(dict(source=f'paper: {mdl} (7B)', setting=s, **{m: paper(v[m]) for m in M + ['SPICE']}))
+            t4.append(dict(source=f'paper: {mdl} ({"6B" if mdl == "GPT-J" else "7B"})', setting=s, **{m: paper(v[m]) for m in M + ['SPICE']}))
     return tidy(t4), tidy(t4all), cells_, tests, caps
 
 # %% ../../nbs/cggc/06_tables.ipynb #febd4f61

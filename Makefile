@@ -57,14 +57,14 @@ $(STAMP): requirements.txt setup.py settings.ini
 # Two workers (pytest-xdist); tests that share something unsafe between processes run in one group each, in order
 # (tests/conftest.py says which and why). -rs prints the reason of every skipped test. TEST_WORKERS=0 runs serially.
 TEST_WORKERS ?= 2
-test: $(STAMP) $(CGGC_SAMPLE) ## Run the whole test suite (6 to 30 minutes on 2 cores, by load: README)
+test: $(STAMP) $(CGGC_SAMPLE) ## Run the whole test suite (16 to 20 minutes on 2 cores, depending on load)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=20 $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup) tests
 
 # The fast lane: the suite less what tests/durations.csv records as slower than FAST_SECONDS (or in a file slower than 60 s
 # as a whole) and the unrecorded tests that execute grids, fine-tune or build the site or CGGC's graphs
 # (tests/conftest.py: fast_lane). Measured: see CONTRIBUTING.
 FAST_SECONDS ?= 3
-test-fast: $(STAMP) ## The fast lane of the suite: library notebooks and unit tests, no grid run (about 1.5 minutes)
+test-fast: $(STAMP) ## The fast lane of the suite: library notebooks and unit tests, no grid run (1 to 2 minutes, by load)
 	COGEN_FAST_SECONDS=$(FAST_SECONDS) $(BIN)/python -m pytest -q -p no:cacheprovider -rs --fast --durations=10 $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup) tests
 
 # Rewrite tests/durations.csv (what the fast lane reads) from a run of the whole suite; commit it on its own.

@@ -81,3 +81,54 @@ def test_core_names_no_paper(root):
     for p in papers:
         cli = pkg/p/'cli.py'
         if cli.exists(): assert not re.search(r'from \.\.cli import|cogen_lib\.cli\b', cli.read_text()), f"{cli} imports cogen_lib.cli"
+
+
+def paper_packages(root: Path) -> list[str]:
+    "The paper packages: each grid's paper (`grids/<paper>.yaml`) that has a package `cogen_lib/<paper>/`."
+    return sorted(g.stem for g in (root/'grids').glob('*.yaml') if (root/'cogen_lib'/g.stem/'__init__.py').exists())
+
+
+def imported_papers(source: str, module: str, papers: list[str]) -> set[str]:
+    """The paper packages that `source`, the text of the module `module` (e.g. `cogen_lib.spor.data`), imports: absolute
+    (`import cogen_lib.x`, `from cogen_lib.x import y`, `from cogen_lib import x`), relative (`from ..x import y`,
+    `from .. import x`) and by name (`importlib.import_module('cogen_lib.x')`)."""
+    package, found = module.split('.')[:-1], set()
+    def add(name: str):
+        parts = name.split('.')
+        if len(parts) > 1 and parts[0] == 'cogen_lib' and parts[1] in papers: found.add(parts[1])
+    for n in ast.walk(ast.parse(source)):
+        if isinstance(n, ast.Import):
+            for a in n.names: add(a.name)
+        elif isinstance(n, ast.ImportFrom):
+            base = '.'.join(package[:len(package) - n.level + 1] if n.level else [])
+            mod = '.'.join(p for p in (base, n.module or '') if p)
+            add(mod)
+            for a in n.names: add(f"{mod}.{a.name}")
+        elif isinstance(n, ast.Call) and ast.unparse(n.func).split('.')[-1] == 'import_module' and n.args \
+                and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
+            add(n.args[0].value)
+    return found
+
+
+def test_the_paper_import_checker_sees_a_violation():
+    papers = ['cocoa', 'spor']
+    seen = lambda src: imported_papers(src, 'cogen_lib.spor.data', papers) - {'spor'}
+    assert seen("from ..core import CogenError\nfrom .metrics import parent\nimport cogen_lib.spor.order") == set()
+    for src in ("import cogen_lib.cocoa.generate", "from cogen_lib.cocoa.generate import x",
+                "from cogen_lib import cocoa", "from ..cocoa import generate", "from .. import cocoa, core",
+                "from ..cocoa.generate import x", "def f():\n    from cogen_lib.cocoa import flights",
+                "importlib.import_module('cogen_lib.cocoa.flights')"):
+        assert seen(src) == {'cocoa'}, src
+
+
+def test_no_paper_imports_another(root):
+    "A paper is a plug-in: it imports the core and itself, never another paper (CONTRIBUTING: Adding a paper)."
+    papers = paper_packages(root)
+    assert {'recogs', 'cocoa', 'spor', 'cggc'} <= set(papers), papers
+    bad = []
+    for p in papers:
+        for f in sorted((root/'cogen_lib'/p).rglob('*.py')):
+            mod = '.'.join(f.relative_to(root).with_suffix('').parts)
+            if f.name == '__init__.py': mod += '.__init__'
+            bad += [(str(f.relative_to(root)), q) for q in sorted(imported_papers(f.read_text(), mod, papers) - {p})]
+    assert not bad, f"a paper package imports another paper: {bad}"

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 from .core import CogenError, cli_fail, cli_command, check_out_path
 from typer.core import TyperGroup
-from .cliutil import plain_param, PlainCommand, PlainGroup   # the CLI helpers paper CLIs share: they never import this module
+from .cliutil import plain_param, PlainCommand, PlainGroup, APP_SETTINGS, limit_option   # paper CLIs' too
 
 # %% auto #0
 __all__ = ['app', 'data_app', 'results_app', 'paper_packages', 'paper_help', 'paper_command', 'PaperGroup', 'data_list',
@@ -43,7 +43,8 @@ def paper_command(paper: str):
     mod = importlib.import_module(f'cogen_lib.{paper}.cli')
     if not isinstance(getattr(mod, 'app', None), typer.Typer):
         raise CogenError(f"cogen_lib/{paper}/cli.py must define `app = typer.Typer(...)` for `cogen {paper}`; it has none")
-    holder = typer.Typer(); holder.add_typer(mod.app, name=paper)      # a group even when the paper has one command
+    holder = typer.Typer(rich_markup_mode=mod.app.rich_markup_mode)   # the paper's help, printed as the paper prints it
+    holder.add_typer(mod.app, name=paper)                               # a group even when the paper has one command
     return typer.main.get_command(holder).commands[paper]
 
 # %% ../nbs/05_cli.ipynb #492b5657
@@ -56,7 +57,8 @@ class PaperGroup(PlainGroup):
 
     def get_command(self, ctx, name: str):
         if name in self.commands or name not in paper_packages(): return super().get_command(ctx, name)
-        return TyperGroup(name=name, help=paper_help(name))            # a stand-in for the help list, never run
+        h = paper_help(name)                                           # a stand-in for the help list, never run:
+        return TyperGroup(name=name, help=h, short_help=h)             # its whole line, not up to 'et al.'
 
     def resolve_command(self, ctx, args: list[str]):
         if args and args[0] not in self.commands and args[0] in paper_packages():
@@ -66,10 +68,11 @@ class PaperGroup(PlainGroup):
 
 # %% ../nbs/05_cli.ipynb #5a932e1c
 app = typer.Typer(cls=PaperGroup, help="cogen: a reproducible laboratory for compositional generalization.", no_args_is_help=True,
-                  pretty_exceptions_enable=False)
-data_app = typer.Typer(help="Fetch, verify and list the data sources.", no_args_is_help=True)
+                  pretty_exceptions_enable=False, **APP_SETTINGS)
+data_app = typer.Typer(help="Fetch, verify and list the data sources.", no_args_is_help=True, **APP_SETTINGS)
 app.add_typer(data_app, name='data')
-results_app = typer.Typer(help="Bring in the committed result rows of runs made on another machine (e.g. a GPU's --out folder).", no_args_is_help=True)
+results_app = typer.Typer(help="Bring in the committed result rows of runs made on another machine (a GPU's --out "
+                               "folder, say).", no_args_is_help=True, **APP_SETTINGS)
 app.add_typer(results_app, name='results')
 
 # %% ../nbs/05_cli.ipynb #c0de7e02
@@ -121,7 +124,9 @@ def only_one_paper(command: str, paper: str, only) -> None:
 @app.command('run')
 @cli_command
 def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.g. quickstart), or 'all'."),
-        profile: str = typer.Option('smoke', help='smoke (CI), cpu (this machine), long (hours here), paper (full settings, GPU); the rows of cpu, long and paper are committed.'),
+        profile: str = typer.Option('smoke', help='smoke (CI), cpu (this machine), long (hours here) or paper (full '
+                                    'settings, GPU); the rows of cpu, long and paper are committed. Default smoke: '
+                                    'seconds, nothing committed.'),
         force: bool = typer.Option(False, help='Execute runs even when fresh, or when their rows are committed (model calls still come from the cache).'),
         model: Optional[list[str]] = typer.Option(None, '--model', help="Run your model instead of the grid's (repeat for several): registered weights, a local folder, a hub id org/name, openai:<model>; for a grid whose runs train from scratch (model_kind: architecture), one of its architectures."),
         set_: Optional[list[str]] = typer.Option(None, '--set', help="key=value: set a parameter of the run notebook in every run (repeatable); checked against its parameters cell."),
@@ -187,10 +192,12 @@ def site(out: Optional[Path] = typer.Option(None, help='The output folder of `co
 @app.command('export')
 @cli_command
 def export(paper: str = typer.Argument(..., help='A paper whose package has an export module (cogen_lib/<paper>/export.py).'),
-           fmt: str = typer.Option('jsonl', '--format', help="jsonl (JSON lines), hf (OUT becomes a datasets folder: datasets.load_from_disk(OUT); needs pip install 'cogen_lib[hf]') or lm-eval (task YAMLs + data for lm_eval --include_path)."),
+           fmt: str = typer.Option('jsonl', '--format', help="jsonl (JSON lines), hf (OUT becomes a datasets "
+                                   "folder: datasets.load_from_disk(OUT); needs pip install 'cogen_lib[hf]') or "
+                                   "lm-eval (task YAMLs + data for lm_eval --include_path)."),
            out: Path = typer.Option(..., help='The folder to write (created; files of the same names are replaced).'),
            seed: int = typer.Option(0, min=0, help='The seed the benchmark is built with (same seed, same bytes).'),
-           limit: int = typer.Option(0, min=0, help='Keep the first LIMIT records of each split (0: all).'),
+           limit: Optional[int] = limit_option('records of each split, the first ones'),
            option: list[str] = typer.Option([], '--option', help="The paper's own settings as key=value, e.g. variant=cogs or shots=5 (repeatable; a wrong one lists them).")):
     "Write a paper's benchmark as cogen builds it (seeded, with a datasheet of sources, sha256 and counts) for other harnesses."
     import shlex, sys
@@ -198,7 +205,8 @@ def export(paper: str = typer.Argument(..., help='A paper whose package has an e
     bad = [o for o in option if '=' not in o]
     if bad: raise CogenError(f"export: --option {bad[0]!r} is not key=value (e.g. --option variant=cogs)")
     opts = dict(o.split('=', 1) for o in option)
-    files = export_benchmark(paper, fmt, out, seed=seed, limit=limit, command='cogen ' + shlex.join(sys.argv[1:]), **opts)
+    files = export_benchmark(paper, fmt, out, seed=seed, limit=limit or 0,             # the library's limit=0: all
+                             command='cogen ' + shlex.join(sys.argv[1:]), **opts)
     typer.echo(f"export: {len(files)} file(s) in {out}; read {out/'DATASHEET.md'}")
 
 # %% ../nbs/05_cli.ipynb #d0d467e4
@@ -224,7 +232,9 @@ def main(args: list[str] | None = None):
 @cli_command
 def results_import(paper: str = typer.Argument(..., help='The paper whose runs to import (e.g. recogs).'),
                    src: Path = typer.Argument(..., help='The --out folder of `cogen run <paper> --profile P` on the other machine (with its results/ and runs/).'),
-                   profile: str = typer.Option('paper', help='The profile of those runs: cpu, long or paper.'),
+                   profile: str = typer.Option('paper', help="The profile of those runs: cpu, long or paper. "
+                                               "Default paper, not run's smoke: imported rows are committed, mostly "
+                                               "GPU runs made elsewhere."),
                    replace: bool = typer.Option(False, help='Replace committed rows with a re-execution of the same run (kept otherwise).')):
     "Check the finished runs in SRC (manifest, hash, grid, provenance) and copy their rows to results/<paper>/<profile>/, to commit."
     from cogen_lib.grid import load_grid
@@ -239,7 +249,9 @@ def results_import(paper: str = typer.Argument(..., help='The paper whose runs t
 @app.command('verify')
 @cli_command
 def verify(paper: str = typer.Argument(..., help="A paper with committed rows (e.g. recogs), or 'all': every paper with committed rows of the profile."),
-           profile: str = typer.Option('cpu', help='The committed profile to verify: cpu, long or paper.'),
+           profile: str = typer.Option('cpu', help="The committed profile to verify: cpu, long or paper. Default "
+                                       "cpu, not run's smoke: only committed rows are verified, and cpu's re-execute "
+                                       "here in minutes."),
            runs: int = typer.Option(1, min=1, help='How many committed runs to execute again, drawn at random.'),
            seed: int = typer.Option(0, min=0, help='Seed of the draw (the same seed draws the same runs).'),
            out: Optional[Path] = typer.Option(None, help='Where the runs are executed (default: a temporary folder, removed when they match).'),

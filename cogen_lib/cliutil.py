@@ -5,12 +5,13 @@
 # %% ../nbs/05a_cliutil.ipynb #a1c0e004
 from __future__ import annotations
 from pathlib import Path
+import typer
 from typer.core import TyperCommand, TyperGroup
 from typer._coercion import RuntimeParam, build_runtime_param
 from typer._param_types import coerce_cli_path
 
 # %% auto #0
-__all__ = ['plain_param', 'PlainCommand', 'PlainGroup']
+__all__ = ['APP_SETTINGS', 'plain_param', 'positional_spelling', 'PlainCommand', 'PlainGroup', 'limit_option']
 
 # %% ../nbs/05a_cliutil.ipynb #16f78c5a
 class _PlainParam(RuntimeParam):
@@ -33,12 +34,35 @@ def plain_param(p):
         p._runtime_param = _PlainParam(d.parameter_info, d.annotation)
     return p
 
+# %% ../nbs/05a_cliutil.ipynb #66b53095
+def positional_spelling(args: list[str], flags: tuple[str, ...]) -> list[str]:
+    """`args` with every `FLAG VALUE` or `FLAG=VALUE` of `flags` moved to the end, after `--`, as the positional value
+    it spells; nothing after an `--` of the user's is an option."""
+    if not flags: return args
+    out, moved, i = [], [], 0
+    while i < len(args):
+        a = args[i]
+        if a == '--': out += args[i:]; break
+        if a.partition('=')[0] in flags and '=' in a: moved.append(a.partition('=')[2])
+        elif a in flags and i + 1 < len(args): moved.append(args[i + 1]); i += 1
+        else: out.append(a)
+        i += 1
+    return out + (['--'] if moved and '--' not in out else []) + moved
+
 # %% ../nbs/05a_cliutil.ipynb #a31da5ce
 class PlainCommand(TyperCommand):
-    "A typer command (`@app.command(cls=PlainCommand)`) whose plain parameters, `--help` too, convert without pydantic."
+    """A typer command (`@app.command(cls=PlainCommand)`) whose plain parameters, `--help` too, convert without
+    pydantic; `cls=PlainCommand.with_old_flags('--pred')` also takes its one positional argument as `--pred VALUE`."""
+    old_flags: tuple[str, ...] = ()
+
     def parse_args(self, ctx, args):
         for p in self.get_params(ctx): plain_param(p)
-        return super().parse_args(ctx, args)
+        return super().parse_args(ctx, positional_spelling(args, self.old_flags))
+
+    @classmethod
+    def with_old_flags(cls, *flags: str) -> type:
+        "A subclass whose one positional argument may also be given as one of `flags` (`positional_spelling`)."
+        return type(cls.__name__, (cls,), dict(old_flags=flags))
 
 # %% ../nbs/05a_cliutil.ipynb #34e81249
 class PlainGroup(TyperGroup):
@@ -47,3 +71,13 @@ class PlainGroup(TyperGroup):
     def parse_args(self, ctx, args):
         for p in self.get_params(ctx): plain_param(p)
         return super().parse_args(ctx, args)
+
+# %% ../nbs/05a_cliutil.ipynb #029416dc
+APP_SETTINGS = dict(context_settings=dict(help_option_names=['-h', '--help'], max_content_width=120),
+                    rich_markup_mode=None)
+
+# %% ../nbs/05a_cliutil.ipynb #823fcde4
+def limit_option(items: str):
+    """The `--limit N` option, one meaning in every command: at most N `items` (a phrase saying which ones); omitted,
+    all of them; 0 or less is refused (exit status 2)."""
+    return typer.Option(None, '--limit', min=1, help=f'At most N {items} (omitted: all).')

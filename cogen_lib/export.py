@@ -81,7 +81,7 @@ def load_benchmark(paper: str, seed: int = 0, limit: int = 0, **opts) -> Benchma
     "`cogen_lib.<paper>.export.benchmark(seed=, limit=, **opts)`, checked; `limit` keeps the first records of each split (0: all)."
     papers = exportable_papers()
     if paper not in papers: raise CogenError(f"export: paper {paper!r} has no export (cogen_lib/{paper}/export.py); papers that export: {', '.join(papers)}")
-    if limit < 0: raise CogenError(f"export: --limit {limit}; give 0 (all records) or a positive count")
+    if limit < 0: raise CogenError(f"export: limit={limit}; give a positive count, or 0 for all records")
     f = importlib.import_module(f'cogen_lib.{paper}.export').benchmark
     return check_benchmark(f(seed=seed, limit=limit, **parse_options(f, opts, paper)))
 

@@ -73,7 +73,7 @@ def test_store_never_recomputes(build):
 @pytest.mark.parametrize('setting,order', [('id', 'random'), ('ood', 'random'), ('ood', 'easy-to-hard')])
 def test_prompts_constraints(build, tmp_path, setting, order):
     out = tmp_path/'p.jsonl'
-    args = ['prompts', '--graphs', str(build), '--setting', setting, '--order', order, '--min-samples', '2', '--shots', '2', '--seed', '3', '--out', str(out)]
+    args = ['prompts', str(build), '--setting', setting, '--order', order, '--min-samples', '2', '--shots', '2', '--seed', '3', '--out', str(out)]
     r = runner.invoke(app, args)
     if order == 'easy-to-hard' and r.exit_code != 0:           # the 40-set sample may have too few typed demonstrations
         assert 'could get a valid' in r.output; return
@@ -92,7 +92,7 @@ def test_prompts_constraints(build, tmp_path, setting, order):
 
 def test_prompts_file_recheck_catches_tampering(build, tmp_path):
     out = tmp_path/'p.jsonl'
-    assert runner.invoke(app, ['prompts', '--graphs', str(build), '--setting', 'ood', '--min-samples', '2', '--shots', '2', '--out', str(out)]).exit_code == 0
+    assert runner.invoke(app, ['prompts', str(build), '--setting', 'ood', '--min-samples', '2', '--shots', '2', '--out', str(out)]).exit_code == 0
     p = json.loads(out.read_text().splitlines()[0])
     p['demonstrations'][0]['label'] = p['label']                                         # a demonstration with the test's label
     out.write_text(json.dumps(p) + '\n')
@@ -110,11 +110,11 @@ def test_errors(tmp_path, build):
     assert r.exit_code == 1 and "unknown knowledge graph 'conceptnet6'" in r.output
     r = runner.invoke(app, ['build', '--kg', 'conceptnet5', '--out', str(tmp_path/'o')])
     assert r.exit_code == 1 and '--kg-path' in r.output
-    r = runner.invoke(app, ['prompts', '--graphs', str(build), '--setting', 'iid', '--out', str(tmp_path/'p.jsonl')])
+    r = runner.invoke(app, ['prompts', str(build), '--setting', 'iid', '--out', str(tmp_path/'p.jsonl')])
     assert r.exit_code == 1 and "unknown setting 'iid'" in r.output
-    r = runner.invoke(app, ['prompts', '--graphs', str(build), '--setting', 'ood', '--order', 'sideways', '--out', str(tmp_path/'p.jsonl')])
+    r = runner.invoke(app, ['prompts', str(build), '--setting', 'ood', '--order', 'sideways', '--out', str(tmp_path/'p.jsonl')])
     assert r.exit_code == 1 and "unknown order 'sideways'" in r.output
-    r = runner.invoke(app, ['stats', '--graphs', str(tmp_path/'nowhere')])
+    r = runner.invoke(app, ['stats', str(tmp_path/'nowhere')])
     assert r.exit_code == 1 and 'does not exist' in r.output
 
 

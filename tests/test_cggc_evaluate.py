@@ -31,9 +31,9 @@ def test_evaluate_file(tmp_path):
     assert np.isnan(idr['SPICE'])
     same = t[t.setting == 'same'].iloc[0]                                                # identical to the reference
     assert same['BLEU-4'] > 99 and same['ROUGE-L'] > 99 and same['METEOR'] > 90 and same['Coverage'] == 100
-    r = runner.invoke(app, ['evaluate', '--pred', str(p)])                               # a failed call: counted, and status 1
+    r = runner.invoke(app, ['score', str(p)])                               # a failed call: counted, and status 1
     assert r.exit_code == 1 and 'error: 1 of 7 predictions in' in r.output and 'first error: model failed: out of memory' in r.output
-    r = runner.invoke(app, ['evaluate', '--pred', str(p), '--max-errors', '1'])
+    r = runner.invoke(app, ['score', str(p), '--max-errors', '1'])
     assert r.exit_code == 0 and 'SPICE unavailable' in r.output and 'Δ (id - ood)' in r.output and 'errors' in r.output
     assert 'protocol own: each sample against its own reference' in r.output
 
@@ -45,12 +45,12 @@ def test_protocols(tmp_path):
     own, allr = (evaluate(read_predictions(p, pr), protocol=pr) for pr in ('own', 'set'))
     o, a = own[own.setting == 'other'].iloc[0], allr[allr.setting == 'other'].iloc[0]
     assert a['ROUGE-L'] == pytest.approx(100) and o['ROUGE-L'] < 80 and a['METEOR'] > o['METEOR']
-    r = runner.invoke(app, ['evaluate', '--pred', str(p), '--protocol', 'set', '--max-errors', '1'])
+    r = runner.invoke(app, ['score', str(p), '--protocol', 'set', '--max-errors', '1'])
     assert r.exit_code == 0 and 'protocol set: each sample against every reference of its concept set' in r.output
     p.write_text(json.dumps({k: v for k, v in ROWS[0].items() if k != 'reference'}) + '\n')
-    r = runner.invoke(app, ['evaluate', '--pred', str(p)])                               # own needs the sample's own reference
+    r = runner.invoke(app, ['score', str(p)])                               # own needs the sample's own reference
     assert r.exit_code == 1 and "line 1: field 'reference'" in r.output and '--protocol set' in r.output
-    assert runner.invoke(app, ['evaluate', '--pred', str(p), '--protocol', 'set']).exit_code == 0
+    assert runner.invoke(app, ['score', str(p), '--protocol', 'set']).exit_code == 0
 
 
 def test_malformed_predictions(tmp_path):
@@ -59,9 +59,9 @@ def test_malformed_predictions(tmp_path):
     with pytest.raises(CogenError, match=r'pred.jsonl line 2: not JSON'): read_predictions(p)
     p.write_text(json.dumps(dict(ROWS[0], prediction=None)) + '\n')
     with pytest.raises(CogenError, match=r"line 1: no prediction and no error"): read_predictions(p)
-    r = runner.invoke(app, ['evaluate', '--pred', str(tmp_path/'none.jsonl')])
+    r = runner.invoke(app, ['score', str(tmp_path/'none.jsonl')])
     assert r.exit_code == 1 and 'does not exist' in r.output
-    r = runner.invoke(app, ['evaluate', '--pred', str(p)])
+    r = runner.invoke(app, ['score', str(p)])
     assert r.exit_code == 1 and 'line 1: no prediction and no error' in r.output
 
 

@@ -62,11 +62,11 @@ CASES = [
     ('results-import-missing', ['results', 'import', 'recogs', '{missing}'], 1, 'no result files', None),
     ('unknown-paper', ['nopaper', 'x'], 2, "No such command 'nopaper'", None),
     # recogs
-    ('recogs-score-pred-binary', ['recogs', 'score', '--pred', '{bin}', '--gold', '{gold}'], 1, 'prediction file {bin} line 1: not UTF-8 text', None),
-    ('recogs-score-gold-binary', ['recogs', 'score', '--pred', '{pred}', '--gold', '{bin}'], 1, 'gold file {bin} line 1: not UTF-8 text', None),
-    ('recogs-score-pred-folder', ['recogs', 'score', '--pred', '{dir}', '--gold', '{gold}'], 1, 'prediction file {dir} is a folder', None),
-    ('recogs-score-pred-missing', ['recogs', 'score', '--pred', '{missing}', '--gold', '{gold}'], 1, 'prediction file {missing} does not exist', None),
-    ('recogs-score-metric', ['recogs', 'score', '--pred', '{pred}', '--gold', '{gold}', '--metric', 'bleu'], 1, "unknown --metric 'bleu'", None),
+    ('recogs-score-pred-binary', ['recogs', 'score', '{bin}', '--gold', '{gold}'], 1, 'prediction file {bin} line 1: not UTF-8 text', None),
+    ('recogs-score-gold-binary', ['recogs', 'score', '{pred}', '--gold', '{bin}'], 1, 'gold file {bin} line 1: not UTF-8 text', None),
+    ('recogs-score-pred-folder', ['recogs', 'score', '{dir}', '--gold', '{gold}'], 1, 'prediction file {dir} is a folder', None),
+    ('recogs-score-pred-missing', ['recogs', 'score', '{missing}', '--gold', '{gold}'], 1, 'prediction file {missing} does not exist', None),
+    ('recogs-score-metric', ['recogs', 'score', '{pred}', '--gold', '{gold}', '--metric', 'bleu'], 1, "unknown --metric 'bleu'", None),
     ('recogs-convert-out-sys', ['recogs', 'convert', '--variant', 'cogs', '--split', 'dev', '--out', '{sys}/x.tsv'], 1, '--out {sys}/x.tsv: cannot create files in /sys', 'cogen_lib.recogs.rewrites:convert'),
     ('recogs-convert-out-folder', ['recogs', 'convert', '--variant', 'cogs', '--split', 'dev', '--out', '{dir}'], 1, '--out {dir} is a folder', 'cogen_lib.recogs.rewrites:convert'),
     ('recogs-convert-out-under-file', ['recogs', 'convert', '--variant', 'cogs', '--split', 'dev', '--out', '{text}/x.tsv'], 1, '{text} is a file, so nothing', 'cogen_lib.recogs.rewrites:convert'),
@@ -80,30 +80,30 @@ CASES = [
     ('cocoa-generate-sets', ['cocoa', 'generate', '--sets-per-query', '-1', '--out', '{missing}'], 2, "'--sets-per-query'", 'cogen_lib.cocoa.generate:generate'),
     ('cocoa-stats-binary', ['cocoa', 'stats', '{bin}'], 1, 'bin.dat line 1: not UTF-8 text', None),
     ('cocoa-stats-folder', ['cocoa', 'stats', '{dir}'], 1, '{dir} is a folder', None),
-    ('cocoa-eval-empty-model', ['cocoa', 'eval', '--model', '{dir}', '--data', '{text}'], 1, '--model {dir} is a folder without config.json: it holds no model', 'cogen_lib.models:load_model'),
-    ('cocoa-eval-limit', ['cocoa', 'eval', '--model', 'x', '--data', '{text}', '--limit', '0'], 2, "'--limit'", None),
+    ('cocoa-score-empty-model', ['cocoa', 'score', '{text}', '--model', '{dir}'], 1, '--model {dir} is a folder without config.json: it holds no model', 'cogen_lib.models:load_model'),
+    ('cocoa-score-limit', ['cocoa', 'score', '{text}', '--model', 'x', '--limit', '0'], 2, "'--limit'", None),
     # spor
     ('spor-build-out-file', ['spor', 'build', '--aspect', 'productivity', '--dataset', 'webnlg', '--n', '3', '--out', '{text}'], 1, '--out {text} is a file; give a folder', 'cogen_lib.spor.release:build'),
     ('spor-build-out-sys', ['spor', 'build', '--aspect', 'productivity', '--dataset', 'webnlg', '--n', '3', '--out', '{sys}'], 1, '--out {sys}: cannot create files in /sys', 'cogen_lib.spor.release:build'),
     ('spor-build-workers', ['spor', 'build', '--aspect', 'systematicity', '--dataset', 'webnlg', '--workers', '0', '--out', '{missing}'], 2, "'--workers'", 'cogen_lib.spor.release:build'),
     # --n and --tries are checked by the library (tests/test_spor_construction.py; --tries only after loading the corpus)
     ('spor-build-n', ['spor', 'build', '--aspect', 'productivity', '--dataset', 'webnlg', '--n', '0', '--out', '{missing}'], 1, 'threshold N=0 is outside 1..7', None),
-    ('spor-evaluate-pred-binary', ['spor', 'evaluate', '--aspect', 'systematicity', '--pred', '{bin}', '--split', '{dir}'], 1, 'predictions file {bin} line 1: not UTF-8 text', None),
-    ('spor-evaluate-pred-folder', ['spor', 'evaluate', '--aspect', 'systematicity', '--pred', '{dir}', '--split', '{dir}'], 1, 'predictions file {dir} is a folder', None),
+    ('spor-score-pred-binary', ['spor', 'score', '{bin}', '--aspect', 'systematicity', '--split', '{dir}'], 1, 'predictions file {bin} line 1: not UTF-8 text', None),
+    ('spor-score-pred-folder', ['spor', 'score', '{dir}', '--aspect', 'systematicity', '--split', '{dir}'], 1, 'predictions file {dir} is a folder', None),
     # cggc
     ('cggc-build-kg-binary', ['cggc', 'build', '--kg', 'conceptnet5', '--kg-path', '{bin}', '--out', '{missing}'], 1, '--kg-path {bin} line 1: not UTF-8 text', 'cogen_lib.cggc.graphs:build_graphs'),
     ('cggc-build-kg-folder', ['cggc', 'build', '--kg', 'conceptnet5', '--kg-path', '{dir}', '--out', '{missing}'], 1, '--kg-path {dir} is a folder', 'cogen_lib.cggc.graphs:build_graphs'),
     ('cggc-build-workers', ['cggc', 'build', '--workers', '-2', '--out', '{missing}'], 2, "'--workers'", 'cogen_lib.cggc.graphs:build_graphs'),
     ('cggc-build-out-file', ['cggc', 'build', '--out', '{text}'], 1, '--out {text} is a file; give a folder', 'cogen_lib.cggc.graphs:build_graphs'),
-    ('cggc-stats-graphs-missing', ['cggc', 'stats', '--graphs', '{missing}'], 1, '--graphs {missing} does not exist; pass the --out folder of `cogen cggc build`', None),
-    ('cggc-stats-graphs-empty-folder', ['cggc', 'stats', '--graphs', '{dir}'], 1, '--graphs {dir} holds no graphs.jsonl', None),
-    ('cggc-stats-graphs-binary', ['cggc', 'stats', '--graphs', '{bin}'], 1, '--graphs {bin} line 1: not UTF-8 text', None),
-    ('cggc-stats-min-samples', ['cggc', 'stats', '--graphs', '{dir}', '--min-samples', '-1'], 2, "'--min-samples'", None),
-    ('cggc-prompts-shots', ['cggc', 'prompts', '--graphs', '{dir}', '--setting', 'id', '--shots', '0', '--out', '{missing}'], 2, "'--shots'", None),
-    ('cggc-prompts-out-sys', ['cggc', 'prompts', '--graphs', '{dir}', '--setting', 'id', '--out', '{sys}/p.jsonl'], 1, '--out {sys}/p.jsonl: cannot create files in /sys', 'cogen_lib.cggc.prompts:make_prompts'),
-    ('cggc-prompts-out-folder', ['cggc', 'prompts', '--graphs', '{dir}', '--setting', 'id', '--out', '{dir}'], 1, '--out {dir} is a folder', 'cogen_lib.cggc.prompts:make_prompts'),
-    ('cggc-evaluate-pred-binary', ['cggc', 'evaluate', '--pred', '{bin}'], 1, '--pred {bin} line 1: not UTF-8 text', None),
-    ('cggc-evaluate-pred-folder', ['cggc', 'evaluate', '--pred', '{dir}'], 1, '--pred {dir} is a folder', None),
+    ('cggc-stats-graphs-missing', ['cggc', 'stats', '{missing}'], 1, 'GRAPHS {missing} does not exist; pass the --out folder of `cogen cggc build`', None),
+    ('cggc-stats-graphs-empty-folder', ['cggc', 'stats', '{dir}'], 1, 'GRAPHS {dir} holds no graphs.jsonl', None),
+    ('cggc-stats-graphs-binary', ['cggc', 'stats', '{bin}'], 1, 'GRAPHS {bin} line 1: not UTF-8 text', None),
+    ('cggc-stats-min-samples', ['cggc', 'stats', '{dir}', '--min-samples', '-1'], 2, "'--min-samples'", None),
+    ('cggc-prompts-shots', ['cggc', 'prompts', '{dir}', '--setting', 'id', '--shots', '0', '--out', '{missing}'], 2, "'--shots'", None),
+    ('cggc-prompts-out-sys', ['cggc', 'prompts', '{dir}', '--setting', 'id', '--out', '{sys}/p.jsonl'], 1, '--out {sys}/p.jsonl: cannot create files in /sys', 'cogen_lib.cggc.prompts:make_prompts'),
+    ('cggc-prompts-out-folder', ['cggc', 'prompts', '{dir}', '--setting', 'id', '--out', '{dir}'], 1, '--out {dir} is a folder', 'cogen_lib.cggc.prompts:make_prompts'),
+    ('cggc-score-pred-binary', ['cggc', 'score', '{bin}'], 1, 'predictions file {bin} line 1: not UTF-8 text', None),
+    ('cggc-score-pred-folder', ['cggc', 'score', '{dir}'], 1, 'predictions file {dir} is a folder', None),
 ]
 
 
@@ -168,7 +168,7 @@ def test_bad_input(paths, monkeypatch, args, code, msg, target):
 
 RO_CASES = [
     ('recogs', ['recogs', 'convert', '--variant', 'cogs', '--split', 'dev', '--out', '{ro}/x.tsv'], 'cogen_lib.recogs.rewrites:convert'),
-    ('cggc', ['cggc', 'prompts', '--graphs', '{dir}', '--setting', 'id', '--out', '{ro}/p.jsonl'], 'cogen_lib.cggc.prompts:make_prompts'),
+    ('cggc', ['cggc', 'prompts', '{dir}', '--setting', 'id', '--out', '{ro}/p.jsonl'], 'cogen_lib.cggc.prompts:make_prompts'),
     ('cocoa', ['cocoa', 'generate', '--out', '{ro}/a.jsonl'], 'cogen_lib.cocoa.generate:generate'),
     ('spor', ['spor', 'build', '--aspect', 'productivity', '--dataset', 'webnlg', '--n', '3', '--out', '{ro}/split'], 'cogen_lib.spor.release:build'),
     ('run', ['run', 'quickstart', '--out', '{ro}/out'], 'cogen_lib.runner:run_grid'),
@@ -196,11 +196,11 @@ def test_write_failure_is_one_line(paths, monkeypatch):
 
 @pytest.mark.parametrize('args,msg', [
     (['spor', 'build', '--aspect', 'productivity', '--dataset', 'webnlg', '--n', '3', '--out', '{text}'], '--out {text} is a file'),
-    (['cggc', 'evaluate', '--pred', '{bin}'], '--pred {bin} line 1: not UTF-8 text'),
+    (['cggc', 'score', '{bin}'], 'predictions file {bin} line 1: not UTF-8 text'),
     (['recogs', 'convert', '--variant', 'cogs', '--split', 'dev', '--out', '{sys}/x.tsv'], 'cannot create files in /sys'),
-    (['cocoa', 'eval', '--model', '{dir}', '--data', '{text}'], 'holds no model'),
+    (['cocoa', 'score', '{text}', '--model', '{dir}'], 'holds no model'),
     (['run', 'quickstart', '--model', 'no/such-model'], 'use registered weights'),
-], ids=['spor-build', 'cggc-evaluate', 'recogs-convert', 'cocoa-eval', 'run-model'])
+], ids=['spor-build', 'cggc-score', 'recogs-convert', 'cocoa-score', 'run-model'])
 def test_real_process(paths, args, msg):
     "The installed `cogen` executable prints the same single line and no traceback."
     r = subprocess.run([str(COGEN), *[fill(a, paths) for a in args]], capture_output=True, text=True, timeout=120,

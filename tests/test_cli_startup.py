@@ -15,7 +15,7 @@ def _score(tmp_path, *extra):
     gold.write_text('A cat ran .\tcat ( x _ 1 ) AND run . agent ( x _ 2 , x _ 1 )\tin_distribution\n')
     pred = tmp_path / 'pred.tsv'
     pred.write_text('A cat ran .\tcat ( x _ 4 ) AND run . agent ( x _ 3 , x _ 4 )\tin_distribution\n')
-    args = ['recogs', 'score', '--pred', str(pred), '--gold', str(gold), *extra]
+    args = ['recogs', 'score', str(pred), '--gold', str(gold), *extra]
     return subprocess.run([sys.executable, '-c', PROBE, *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 

@@ -172,11 +172,11 @@ def test_cli_score_on_gen(tmp_path, gen):
     gold_f, pred_f = tmp_path/'gold.tsv', tmp_path/'pred.tsv'
     gold_f.write_text(''.join(f'{a}\t{b}\t{c}\n' for a, b, c in zip(g.sentence, g.lf, g.category)))
     pred_f.write_text(''.join(f'{a}\t{b}\t{c}\n' for a, b, c in zip(g.sentence, preds, g.category)))
-    r = CliRunner().invoke(app, ['score', '--pred', str(pred_f), '--gold', str(gold_f), '--by-category'])
+    r = CliRunner().invoke(app, ['score', str(pred_f), '--gold', str(gold_f), '--by-category'])
     assert r.exit_code == 0 and 'sem accuracy: 0.9967 (299 / 300 rows; 1 predictions did not parse)' in r.output, r.output
     n_em = sum(p == q for p, q in zip(preds, g.lf))
-    r = CliRunner().invoke(app, ['score', '--pred', str(pred_f), '--gold', str(gold_f), '--metric', 'em'])
+    r = CliRunner().invoke(app, ['score', str(pred_f), '--gold', str(gold_f), '--metric', 'em'])
     assert r.exit_code == 0 and f'({n_em} / 300 rows' in r.output
     pred_f.write_text(''.join(f'{a}\t{b}\t{c}\n' for a, b, c in zip(g.sentence[:-1], preds[:-1], g.category[:-1])))
-    r = CliRunner().invoke(app, ['score', '--pred', str(pred_f), '--gold', str(gold_f)])
+    r = CliRunner().invoke(app, ['score', str(pred_f), '--gold', str(gold_f)])
     assert r.exit_code == 1 and 'error:' in r.output and '299 rows but' in r.output

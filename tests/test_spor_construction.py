@@ -90,12 +90,12 @@ def test_cli_evaluate_malformed(tmp_path):
            'short.jsonl': '{"prediction": "a"}\n'}
     for name, body in bad.items():
         (tmp_path/name).write_text(body)
-        r = CliRunner().invoke(app, ['evaluate', '--aspect', 'systematicity', '--pred', str(tmp_path/name), '--split', str(split)])
+        r = CliRunner().invoke(app, ['score', str(tmp_path/name), '--aspect', 'systematicity', '--split', str(split)])
         assert r.exit_code == 1 and name in r.output and 'Traceback' not in r.output, (name, r.output)
     (tmp_path/'ok.jsonl').write_text(''.join(json.dumps({'prediction': s.texts[0]}) + '\n' for s in smp))
-    r = CliRunner().invoke(app, ['evaluate', '--aspect', 'systematicity', '--pred', str(tmp_path/'ok.jsonl'), '--split', str(split)])
+    r = CliRunner().invoke(app, ['score', str(tmp_path/'ok.jsonl'), '--aspect', 'systematicity', '--split', str(split)])
     assert r.exit_code == 0 and 'PARENT' in r.output and 'nrefs:' in r.output
-    r = CliRunner().invoke(app, ['evaluate', '--aspect', 'productivity', '--pred', str(tmp_path/'ok.jsonl'), '--split', str(split)])
+    r = CliRunner().invoke(app, ['score', str(tmp_path/'ok.jsonl'), '--aspect', 'productivity', '--split', str(split)])
     assert r.exit_code == 1 and 'systematicity split' in r.output
 
 
@@ -125,7 +125,7 @@ def test_cli_build_and_evaluate_rules(tmp_path):
     assert len(recs) == 1440 and 'replaced_kv_pair' in recs[0] and 'texts' not in recs[0]
     preds = [' '.join(v for v in rc['replaced_kv_pair'].values()) for rc in recs]        # copies every placeholder
     (tmp_path/'p.jsonl').write_text(''.join(json.dumps({'prediction': p}) + '\n' for p in preds))
-    r = CliRunner().invoke(app, ['evaluate', '--aspect', 'rules', '--pred', str(tmp_path/'p.jsonl'), '--split', str(d)])
+    r = CliRunner().invoke(app, ['score', str(tmp_path/'p.jsonl'), '--aspect', 'rules', '--split', str(d)])
     assert r.exit_code == 0 and '(1, 0): 100.00' in r.output, r.output
 
 

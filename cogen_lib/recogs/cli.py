@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Optional
 import typer
 from ..core import CogenError, cli_command, check_out_path, read_text, atomic_write_text
-from ..cliutil import PlainGroup, PlainCommand
+from ..cliutil import PlainGroup, PlainCommand, APP_SETTINGS
 
 # %% auto #0
 __all__ = ['app', 'read_tsv', 'score_files', 'score_cmd', 'convert_cmd']
@@ -40,16 +40,17 @@ def score_files(pred: Path | str, gold: Path | str, metric: str = 'sem', by_cate
 
 # %% ../../nbs/recogs/09_cli.ipynb #0dddd214
 app = typer.Typer(cls=PlainGroup, help="ReCOGS (Wu et al. 2023): score COGS/ReCOGS predictions and convert COGS into its variants.",
-                  no_args_is_help=True)
+                  no_args_is_help=True, **APP_SETTINGS)
 
 # %% ../../nbs/recogs/09_cli.ipynb #1b807528
-@app.command('score', cls=PlainCommand)
+@app.command('score', cls=PlainCommand.with_old_flags('--pred'))          # `--pred PRED`, the spelling before: hidden
 @cli_command
-def score_cmd(pred: Path = typer.Option(..., '--pred', help='Predictions: TSV sentence<TAB>lf[<TAB>type], aligned with --gold.'),
+def score_cmd(pred: Path = typer.Argument(..., help='Predictions: TSV sentence<TAB>lf[<TAB>type], aligned with '
+                                                  '--gold.'),
               gold: Path = typer.Option(..., '--gold', help='Gold TSV sentence<TAB>lf<TAB>type (a COGS/ReCOGS file).'),
               metric: str = typer.Option('sem', '--metric', help='sem (Semantic Exact Match) or em (exact string match).'),
               by_category: bool = typer.Option(False, '--by-category', help='Also print the accuracy of each type.')):
-    "Print the accuracy of --pred against --gold."
+    "Print the accuracy of the predictions PRED against --gold."
     if metric not in ('sem', 'em'): raise CogenError(f"unknown --metric {metric!r}; use sem or em")
     s = score_files(pred, gold, metric, by_category)
     typer.echo(f"{metric} accuracy: {s.accuracy:.4f} ({s.n_correct:,} / {s.n:,} rows; {s.n_parse_errors:,} predictions did not parse)")

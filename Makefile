@@ -32,7 +32,7 @@ check-install: ## Install cogen_lib with pip alone into a fresh venv, run cogen 
 	cd $(CHECK_VENV) && printf 'A cat ran .\tcat ( x _ 1 ) AND run . agent ( x _ 2 , x _ 1 )\tin_distribution\n' > gold.tsv && \
 	  printf 'A cat ran .\tcat ( x _ 4 ) AND run . agent ( x _ 3 , x _ 4 )\tin_distribution\n' > pred.tsv && \
 	  bin/cogen --version && bin/cogen --help >/dev/null && \
-	  bin/cogen recogs score --pred pred.tsv --gold gold.tsv | tee score.txt && grep -q 'sem accuracy: 1.0000' score.txt
+	  bin/cogen recogs score pred.tsv --gold gold.tsv | tee score.txt && grep -q 'sem accuracy: 1.0000' score.txt
 	rm -rf $(CHECK_VENV)
 
 # CPU torch first (a plain torch requirement would pull several GB of CUDA wheels), then the pinned requirements (the

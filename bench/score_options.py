@@ -2,7 +2,7 @@
 
 Run from the repository root:  .venv/bin/python bench/score_options.py [--model smollm2-135m] [--n 12] [--batch-size 4]
 
-The prompts are GroundCocoa `loglik` prompts (`cocoa.evaluate.question_prompt`, ~1,000-3,000 tokens) of `--n` generated
+The prompts are GroundCocoa `loglik` prompts (`cocoa.prompts.question_prompt`, ~1,000-3,000 tokens) of `--n` generated
 questions (round-robin over the six configurations), each with its five continuations " The answer is Option A".."E",
 exactly as `cocoa.evaluate.decide_loglik` scores them. Both runs bypass the on-disk call cache:
 
@@ -24,8 +24,9 @@ import torch
 
 from cogen_lib.core import CogenError
 from cogen_lib.models import load_lm
-from cogen_lib.cocoa.generate import generate
-from cogen_lib.cocoa.evaluate import LETTERS, question_prompt, select_questions
+from cogen_lib.cocoa.generate import LETTERS, generate
+from cogen_lib.cocoa.prompts import question_prompt
+from cogen_lib.cocoa.records import select_questions
 
 
 def baseline_score_options(self, prompt, options, batch_size=8, chat=False):

@@ -6,7 +6,8 @@ import numpy as np, pandas as pd
 import pytest
 from cogen_lib.core import CogenError
 from cogen_lib.metrics import mcnemar
-from cogen_lib.cocoa import evaluate as ev
+from cogen_lib.cocoa import analysis, evaluate as ev, prompts as pr, records, report
+from cogen_lib.cocoa.generate import LETTERS
 from cogen_lib.cocoa.check import check_record as independent_check
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -15,7 +16,7 @@ FIXTURE = ROOT/'tests'/'fixtures'/'cocoa_sample.jsonl'
 
 @pytest.fixture(scope='module')
 def recs():
-    return ev.load_records(FIXTURE)
+    return records.load_records(FIXTURE)
 
 
 class FakeLM:
@@ -36,9 +37,9 @@ class FakeLM:
 
 def test_fixture_and_exemplar_pass_the_independent_check(recs):
     assert len(recs) == 3
-    for r in recs + [ev.EXEMPLAR]:
+    for r in recs + [pr.EXEMPLAR]:
         assert independent_check(r) == [], r['id']
-        assert [l for l in ev.LETTERS if ev.option_satisfies(r, l)] == [r['answer']]
+        assert [l for l in LETTERS if pr.option_satisfies(r, l)] == [r['answer']]
 
 
 @pytest.mark.parametrize('text,want', [
@@ -46,27 +47,27 @@ def test_fixture_and_exemplar_pass_the_independent_check(recs):
     ('Example: the answer is Option A.\nSo the answer is option `E`', 'E'), ('ANSWER IS OPTION a', 'A'),
     ('Option B looks best', None), ('the answer is optional', None), ('', None), (None, None)])
 def test_extract_answer_takes_the_last_match(text, want):
-    assert ev.extract_answer(text) == want
+    assert pr.extract_answer(text) == want
 
 
 def test_prompts_hold_the_question_and_the_right_number_of_worked_options(recs):
     r = recs[1]
     for style in ('direct', 'loglik', 'cot-partial', 'cot-full'):
         p = ev.build_prompt(r, style)
-        assert r['query'] in p and all(ev.render_flight(r['options'][l]) in p for l in ev.LETTERS)
+        assert r['query'] in p and all(pr.render_flight(r['options'][l]) in p for l in LETTERS)
     assert ev.build_prompt(r, 'cot-full').count('Requirement 1:') == 5
     partial = ev.build_prompt(r, 'cot-partial')
     assert partial.count('Requirement 1:') == 2 and 'The answer is Option B.' in partial   # the exemplar's D shown as B
-    assert ev.build_prompt(r, 'direct').startswith(ev.instruction())
-    assert '1. Either' in ev.l2m_decompose_prompt(r) and 'Requirements:\nMY LIST' in ev.l2m_solve_prompt(r, 'MY LIST')
+    assert ev.build_prompt(r, 'direct').startswith(pr.instruction())
+    assert '1. Either' in pr.l2m_decompose_prompt(r) and 'Requirements:\nMY LIST' in pr.l2m_solve_prompt(r, 'MY LIST')
     with pytest.raises(CogenError, match='two prompts'): ev.build_prompt(r, 'least-to-most')
     with pytest.raises(CogenError, match='unknown prompt style'): ev.build_prompt(r, 'zero-shot')
 
 
 def test_explanations_follow_the_truth_table(recs):
-    for r in recs + [ev.EXEMPLAR]:
-        for l in ev.LETTERS:
-            e = ev.explain_option(r, l)
+    for r in recs + [pr.EXEMPLAR]:
+        for l in LETTERS:
+            e = pr.explain_option(r, l)
             assert e.endswith('meets every requirement.') == (l == r['answer'])
 
 
@@ -106,9 +107,9 @@ def test_loglik_scores_letters_and_texts_after_one_shared_context(recs):
             seen.update(prompt=list(prompt), options=list(options))
             return super().score_options(prompt, options, batch_size=batch_size, chat=chat, desc=desc)
     ev.evaluate_records(recs[:1], Spy(), 'loglik')
-    assert len(set(seen['prompt'])) == 1 and seen['prompt'][0] == ev.question_prompt(recs[0])
+    assert len(set(seen['prompt'])) == 1 and seen['prompt'][0] == pr.question_prompt(recs[0])
     assert seen['options'][:6] == [f' The answer is Option {L}' for L in 'ABCDE'] + [' The answer is']   # the letters as exported to lm-eval
-    assert seen['options'][6:] == [' The answer is ' + ev.render_flight(recs[0]['options'][L]) for L in 'ABCDE']
+    assert seen['options'][6:] == [' The answer is ' + pr.render_flight(recs[0]['options'][L]) for L in 'ABCDE']
 
 
 def test_rotations_make_a_constant_answer_earn_exactly_chance(recs):
@@ -117,14 +118,16 @@ def test_rotations_make_a_constant_answer_earn_exactly_chance(recs):
         assert len(df) == 15 and s['n'] == 3 and s['rotations'] == 5
         assert df.groupby('id').correct.mean().tolist() == pytest.approx([0.2] * 3)
         assert s['rotated_accuracy'] == pytest.approx(0.2) and s['rotated_ci_low'] < 0.2 < s['rotated_ci_high']
-        v = ev.vs_best_baseline(df.drop(columns='shortcut'))           # against the input-blind baselines: no difference
+        v = analysis.vs_best_baseline(df.drop(columns='shortcut'))   # against the input-blind baselines: no difference
         assert v['rotated']['effect'] == pytest.approx(0.0) and v['rotated']['p'] == 1.0
-        assert ev.baseline_contrast(v['rotated']).startswith('0.0 [') and ', p 1.000, MDE ' in ev.baseline_contrast(v['rotated'])
-        w = ev.vs_best_baseline(df)                                      # the shortcut is right more often than 1 in 5 here
+        c = analysis.baseline_contrast(v['rotated'])
+        assert c.startswith('0.0 [') and ', p 1.000, MDE ' in c
+        w = analysis.vs_best_baseline(df)                        # the shortcut is right more often than 1 in 5 here
         sc = df.shortcut.eq(df.gold).mean()
-        assert sc > 0.2 and w['rotated']['baseline'] == ev.SHORTCUT_NAME and w['rotated']['effect'] == pytest.approx(0.2 - sc)
+        assert sc > 0.2 and w['rotated']['baseline'] == analysis.SHORTCUT_NAME
+        assert w['rotated']['effect'] == pytest.approx(0.2 - sc)
     # the gold letter moves with the right option
-    r = ev.rotate_options(recs[1], 2)
+    r = records.rotate_options(recs[1], 2)
     assert r['options'][r['answer']] == recs[1]['options'][recs[1]['answer']] and independent_check(r) == []
 
 
@@ -134,7 +137,7 @@ def test_intervals_are_never_zero_width_for_small_n():
         assert a['ci_high'] - a['ci_low'] > 0.3, (flags, clusters, a)
     df = pd.DataFrame(dict(correct=[False] * 6, parse_failed=[True] * 6, is_typical=[True, False] * 3,
                            query_id=list('aabbcc'), id=[f'q{i}' for i in range(6)]))
-    t = ev.accuracy_by_typical(df)
+    t = analysis.accuracy_by_typical(df)
     assert (t.ci_high > 0.3).all() and (t.ci_low == 0).all()
 
 
@@ -150,19 +153,19 @@ def test_constant_answer_interval_treats_a_rounding_se_as_none(monkeypatch):
 
 
 def test_claim_units_query_and_question_rows(recs):
-    d = ev.item_outcomes(ev.evaluate_records(recs, FakeLM(prefer='B'), 'loglik', rotations=5)[0])
-    u = ev.claim_units(d)
+    d = analysis.item_outcomes(ev.evaluate_records(recs, FakeLM(prefer='B'), 'loglik', rotations=5)[0])
+    u = analysis.claim_units(d)
     assert (u.set == 'query').sum() == d.query_id.nunique() and (u.set == 'question').sum() == d['id'].nunique()
     assert u.index.is_unique and u[u.set == 'query'].answered.isna().all() and u[u.set == 'question'].answered.notna().all()
     assert u[u.set == 'query'].correct.mean() == pytest.approx(d.groupby('query_id').correct.mean().mean())
     assert set(u.lcc_high.dropna()) <= {0.0, 1.0} and set(u.degree_high.dropna()) <= {0.0, 1.0}
-    with pytest.raises(CogenError, match='no column'): ev.claim_units(d.drop(columns='gold'))
+    with pytest.raises(CogenError, match='no column'): analysis.claim_units(d.drop(columns='gold'))
 
 
 def test_item_outcomes_are_unique_and_paired_across_styles(recs):
     a, _ = ev.evaluate_records(recs, FakeLM(replies=['The answer is Option B']), 'direct', max_new_tokens=8, rotations=5)
     b, _ = ev.evaluate_records(recs, FakeLM(prefer='B'), 'loglik', rotations=5)
-    ia, ib = ev.item_outcomes(a), ev.item_outcomes(b)
+    ia, ib = analysis.item_outcomes(a), analysis.item_outcomes(b)
     assert ia.item.is_unique and list(ia.item) == list(ib.item)              # the same items in the same order: pairable
     assert (ia.correct == ib.correct).all() and 'correct_content_norm' in ib and 'correct_content' not in ia
     assert mcnemar(ia.correct, ib.correct)['p'] == 1.0                      # pairs by item: no discordant pair
@@ -185,7 +188,7 @@ def test_analyses_tables():
     df = pd.DataFrame(dict(correct=[True, False, True, True, False], parse_failed=[False, True, False, False, False],
                            is_typical=[True, True, False, True, False], slots=[2, 2, 3, 3, 4], minterms=[2, 2, 2, 2, 3],
                            lcc=[2, 2, 3, np.nan, 3], longest_path=[2, 2, 3, 3, 4], max_degree=[1, 1, 2, 2, 2]))
-    a = ev.analyses(df)
+    a = analysis.analyses(df)
     assert a['typical'].group.tolist() == ['regular', 'atypical', 'total']
     assert a['typical'].accuracy.tolist() == pytest.approx([2/3, 0.5, 0.6])
     assert a['config'][['slots', 'minterms']].values.tolist() == [[2, 2], [3, 2], [4, 3]]
@@ -196,32 +199,33 @@ def test_analyses_tables():
 
 def test_entropy_density_integrates_to_one_on_unit_interval():
     df = pd.DataFrame(dict(correct=[True] * 4 + [False] * 3, gold_entropy=[0.0, 0.0, 0.65, 0.81, 1.0, 1.0, np.nan]))
-    with pytest.raises(CogenError, match='fewer than min_points=30'): ev.entropy_density(df)
-    d = ev.entropy_density(df, min_points=2)
+    with pytest.raises(CogenError, match='fewer than min_points=30'): analysis.entropy_density(df)
+    d = analysis.entropy_density(df, min_points=2)
     for o, g in d.groupby('outcome'):
         assert np.trapezoid(g.density, g.entropy) == pytest.approx(1.0, abs=0.02)
     assert d[d.outcome == 'wrong'].n_missing.iloc[0] == 1 and d[d.outcome == 'wrong'].n.iloc[0] == 2
-    with pytest.raises(CogenError): ev.entropy_density(pd.DataFrame(dict(correct=[True], gold_entropy=[np.nan])), min_points=1)
+    with pytest.raises(CogenError):
+        analysis.entropy_density(pd.DataFrame(dict(correct=[True], gold_entropy=[np.nan])), min_points=1)
 
 
 def test_select_questions_round_robin():
     recs = [dict(id=f"{c}-{i}", config=c) for c in ([2, 2], [3, 2], [4, 3]) for i in range(2)]
-    assert [r['id'] for r in ev.select_questions(recs, 4)] == ['[2, 2]-0', '[3, 2]-0', '[4, 3]-0', '[2, 2]-1']
-    assert ev.select_questions(recs, 0) == recs
+    assert [r['id'] for r in records.select_questions(recs, 4)] == ['[2, 2]-0', '[3, 2]-0', '[4, 3]-0', '[2, 2]-1']
+    assert records.select_questions(recs, 0) == recs
 
 
 def _official_row():
     opt = {'Airline': '[Emirates]', 'Ticket Class': 'First', 'Departure Time': '4:15 AM', 'Price': '$7379.0'}
     return {'id': 7, 'query': 'I want to fly first class.', 'slots': 2, 'minterms': 2, 'max_dependency': 1,
             'largest_connected_component': 2, 'entropy_avg': [0.5] * 5, 'entropy_overall': [0.1, 0.2, 0.3, 0.4, 0.5],
-            **{f'Option {l}': str(opt) for l in ev.LETTERS}, 'Answer': 'D', 'is_typical': False, 'primitives': "['x']"}
+            **{f'Option {l}': str(opt) for l in LETTERS}, 'Answer': 'D', 'is_typical': False, 'primitives': "['x']"}
 
 
 def test_load_official_exports(tmp_path):
     row = _official_row()
     pd.DataFrame([row]).to_csv(tmp_path/'t.csv', index=False)
     (tmp_path/'t.jsonl').write_text(json.dumps(row) + '\n')
-    a, b = ev.load_official(tmp_path/'t.csv'), ev.load_records(tmp_path/'t.jsonl')
+    a, b = records.load_official(tmp_path/'t.csv'), records.load_records(tmp_path/'t.jsonl')
     assert a == b
     r = a[0]
     assert (r['id'], r['answer'], r['is_typical'], r['longest_path'], r['lcc'], r['max_degree']) == ('7', 'D', False, 2, None, 1)
@@ -235,26 +239,27 @@ def test_load_official_parquet(tmp_path):
     pytest.importorskip('pyarrow')
     row = _official_row()
     pd.DataFrame([row]).to_parquet(tmp_path/'t.parquet')
-    assert ev.load_official(tmp_path/'t.parquet')[0]['answer'] == 'D'
+    assert records.load_official(tmp_path/'t.parquet')[0]['answer'] == 'D'
 
 
 def test_load_official_parquet_without_engine_names_the_remedy(tmp_path, monkeypatch):
     (tmp_path/'t.parquet').write_bytes(b'PAR1')
     def no_engine(*a, **k): raise ImportError('no parquet engine')
     monkeypatch.setattr(pd, 'read_parquet', no_engine)
-    with pytest.raises(CogenError, match='pip install pyarrow'): ev.load_official(tmp_path/'t.parquet')
+    with pytest.raises(CogenError, match='pip install pyarrow'): records.load_official(tmp_path/'t.parquet')
 
 
 def test_load_official_errors(tmp_path):
-    with pytest.raises(CogenError, match='harsh147/GroundCocoa'): ev.load_official(tmp_path/'missing.parquet')
+    with pytest.raises(CogenError, match='harsh147/GroundCocoa'): records.load_official(tmp_path/'missing.parquet')
     bad = _official_row(); del bad['Option C']
     (tmp_path/'b.jsonl').write_text(json.dumps(bad) + '\n')
-    with pytest.raises(CogenError, match=r"missing field\(s\) \['Option C'\]"): ev.load_official(tmp_path/'b.jsonl')
+    with pytest.raises(CogenError, match=r"missing field\(s\) \['Option C'\]"):
+        records.load_official(tmp_path/'b.jsonl')
     (tmp_path/'x.txt').write_text('x')
-    with pytest.raises(CogenError, match='unknown format'): ev.load_official(tmp_path/'x.txt')
+    with pytest.raises(CogenError, match='unknown format'): records.load_official(tmp_path/'x.txt')
 
 
 def test_paper_table3():
-    t = ev.PAPER_TABLE3.set_index(['model', 'style'])
+    t = report.PAPER_TABLE3.set_index(['model', 'style'])
     assert len(t) == 22 and t.loc[('GPT-4 Turbo', 'direct'), 'total'] == 62.34
     assert t.loc[('LLAMA 3.1-chat 70B', 'least-to-most'), 'questions'] == '200-question subset'

@@ -2,7 +2,7 @@
 import pytest
 from cogen_lib.core import CogenError
 from cogen_lib.cocoa.generate import generate, CONFIGS
-from cogen_lib.cocoa.evaluate import select_questions
+from cogen_lib.cocoa.records import select_questions
 from cogen_lib.cocoa.finetune import (TRAIN_SEED_OFFSET, source_query, training_questions, training_example, check_finetune_questions, finetune_key,
                                       LoraSettings)
 

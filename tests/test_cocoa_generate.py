@@ -237,13 +237,13 @@ def test_cli_stats(tmp_path, full_set):
     assert res.exit_code == 1
 
 
-def test_cli_eval_missing_module(tmp_path, monkeypatch):
+def test_cli_score_missing_module(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, 'cogen_lib.cocoa.evaluate', None)
-    res = CliRunner().invoke(app, ['eval', '--model', 'x', '--prompt', 'direct', '--data', str(tmp_path/'d.jsonl')])
+    res = CliRunner().invoke(app, ['score', str(tmp_path/'d.jsonl'), '--model', 'x', '--prompt', 'direct'])
     assert res.exit_code == 1 and 'error:' in res.output and 'evaluate' in res.output
 
 
-def test_cli_eval_prints_accuracy_and_parse_failures(tmp_path, monkeypatch):
+def test_cli_score_prints_accuracy_and_parse_failures(tmp_path, monkeypatch):
     seen = {}
     def evaluate_file(data_path, model, prompt_style, limit=None, rotations=1, max_errors=0):
         seen.update(data=str(data_path), model=model, style=prompt_style, limit=limit, rotations=rotations)
@@ -251,11 +251,11 @@ def test_cli_eval_prints_accuracy_and_parse_failures(tmp_path, monkeypatch):
         return df, dict(n=4, accuracy=0.5, parse_failure_rate=0.25, rotated_accuracy=0.3, rotated_ci_low=0.1, rotated_ci_high=0.6)
     fake = types.ModuleType('cogen_lib.cocoa.evaluate'); fake.evaluate_file = evaluate_file
     monkeypatch.setitem(sys.modules, 'cogen_lib.cocoa.evaluate', fake)
-    res = CliRunner().invoke(app, ['eval', '--model', 'm', '--prompt', 'cot-full', '--data', 'd.jsonl', '--limit', '4'])
+    res = CliRunner().invoke(app, ['score', 'd.jsonl', '--model', 'm', '--prompt', 'cot-full', '--limit', '4'])
     assert res.exit_code == 0, res.output
     assert 'accuracy 0.500' in res.output and 'parse-failure rate 0.250' in res.output and 'rotations' not in res.output
     assert seen == dict(data='d.jsonl', model='m', style='cot-full', limit=4, rotations=1)
-    res = CliRunner().invoke(app, ['eval', '--model', 'm', '--prompt', 'loglik', '--data', 'd.jsonl', '--rotations', '5'])
+    res = CliRunner().invoke(app, ['score', 'd.jsonl', '--model', 'm', '--prompt', 'loglik', '--rotations', '5'])
     assert res.exit_code == 0, res.output
     assert '4 questions | accuracy 0.500 | over 5 rotations 0.300 [0.100, 0.600]' in res.output and seen['rotations'] == 5
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from cogen_lib.results import Recorder
-from cogen_lib.cocoa import evaluate as ev
+from cogen_lib.cocoa import analysis, evaluate as ev, prompts as pr, records, report
 from cogen_lib.cocoa.generate import generate
 from cogen_lib.cocoa.finetune import record_loss_curve
 
@@ -53,7 +53,8 @@ class FakeLM:
         for ctx, o in zip(prompt, options):
             L = self._letter(ctx)
             rec = next(v for k, v in self.texts.items() if k in ctx)
-            right = (f'{ev.LOGLIK_LEAD} Option {L}', f"{ev.LOGLIK_LEAD} {ev.render_flight(rec['options'][L])}", ev.LOGLIK_LEAD)
+            right = (f'{pr.LOGLIK_LEAD} Option {L}', f"{pr.LOGLIK_LEAD} {pr.render_flight(rec['options'][L])}",
+                     pr.LOGLIK_LEAD)
             out.append(0.0 if o in right else -1.0 - 0.001 * len(o))
         return out
 
@@ -64,9 +65,9 @@ def fake_runs(folder: Path, root: Path) -> dict:
     answers, texts = {}, {}
     for q in qs:
         for k in range(5):
-            r = ev.rotate_options(q, k)
-            answers[ev.render_question(r)] = (r['answer'], q['lcc'])
-            texts[ev.render_question(r)] = r
+            r = records.rotate_options(q, k)
+            answers[pr.render_question(r)] = (r['answer'], q['lcc'])
+            texts[pr.render_question(r)] = r
     good_p = {'direct': lambda lcc: 0.9 if lcc <= 2 else 0.3, 'loglik': lambda lcc: 0.9 if lcc <= 2 else 0.3,
               'cot-partial': lambda lcc: 0.97, 'cot-full': lambda lcc: 0.6, 'least-to-most': lambda lcc: 0.2}
     base, out = run_params(root), {}
@@ -86,10 +87,10 @@ def fake_runs(folder: Path, root: Path) -> dict:
             params.pop('results_path', None)
             slug = f"model={model}_prompt_style={style}-fake0001"
             rec = Recorder('cocoa', {**params, 'data': 'generated(per_config=10, seed=0)'}, folder/f'{slug}.csv')
-            ev.record_results(rec, rows, summary)
-            rec.save_items(ev.item_outcomes(rows))
+            analysis.record_results(rec, rows, summary)
+            rec.save_items(analysis.item_outcomes(rows))
             rec.save()
-            out[model, style] = ev.item_outcomes(rows)
+            out[model, style] = analysis.item_outcomes(rows)
     # a fine-tuned run (our protocol): the model and style of a released run above, told apart only by finetune_questions
     lm = FakeLM('fake-good-ft', answers, p=lambda lcc: 0.8); lm.texts = texts
     rows, summary = ev.evaluate_records(qs, lm, 'loglik', rotations=5)
@@ -97,9 +98,9 @@ def fake_runs(folder: Path, root: Path) -> dict:
               'rotations': 5, 'seed': 0, 'finetune_questions': 20}
     params.pop('results_path', None)
     rec = Recorder('cocoa', {**params, 'data': 'generated(per_config=10, seed=0)'}, folder/'model=fake-good_prompt_style=loglik_finetune_questions=20-fake0002.csv')
-    ev.record_results(rec, rows, summary); rec.save_items(ev.item_outcomes(rows))
+    analysis.record_results(rec, rows, summary); rec.save_items(analysis.item_outcomes(rows))
     record_loss_curve(rec, FT_LOG); rec.save()                                  # its training loss, as the run notebook records it
-    out['fake-good-ft', 'loglik'] = ev.item_outcomes(rows)
+    out['fake-good-ft', 'loglik'] = analysis.item_outcomes(rows)
     return out
 
 
@@ -139,8 +140,8 @@ def test_table3_numbers_intervals_and_baselines(summary):
     row = ours.loc[('fake-good', 'direct', 'letter')]
     assert row['raw order'] == f"{100 * a['value']:.1f}" and row['raw 95% CI'] == f"{100 * a['ci_low']:.1f}-{100 * a['ci_high']:.1f}"
     assert row['rotated'] == f"{100 * r['value']:.1f}" and row['questions'] == '60' and row['rotations'] == '5'
-    vs = ev.vs_best_baseline(d)                                                 # against the shortcut, the best baseline here
-    assert row['vs best baseline (rotated)'] == ev.baseline_contrast(vs['rotated'])            # the engine's formatting of the test
+    vs = analysis.vs_best_baseline(d)                                  # against the shortcut, the best baseline here
+    assert row['vs best baseline (rotated)'] == analysis.baseline_contrast(vs['rotated'])   # the engine's formatting
     assert vs['rotated']['p'] < 0.05 and row['vs best baseline (rotated)'].startswith('+')  # significantly above the shortcut
     assert row['best baseline (rotated)'] == f"{vs['rotated']['baseline']}: {100 * vs['rotated']['baseline_accuracy']:.1f}"
     # a constant letter: exactly chance over the rotations, and on the raw order too (the gold letter is balanced); against the
@@ -149,9 +150,10 @@ def test_table3_numbers_intervals_and_baselines(summary):
     assert c['rotated'] == '20.0' and c['raw order'] == '20.0' and c['favourite letter (accuracy)'] == 'C (20.0)'
     d = items['fake-constant', 'loglik']
     sc = d[d.rotation == 0].shortcut.eq(d[d.rotation == 0].gold).mean()
-    assert sc > 0.2 and c['best baseline (raw)'] == f"{ev.SHORTCUT_NAME}: {100 * sc:.1f}"
-    vs = ev.vs_best_baseline(d)
-    assert c['vs best baseline (raw)'] == ev.baseline_contrast(vs['raw']) and c['vs best baseline (rotated)'] == ev.baseline_contrast(vs['rotated'])
+    assert sc > 0.2 and c['best baseline (raw)'] == f"{analysis.SHORTCUT_NAME}: {100 * sc:.1f}"
+    vs = analysis.vs_best_baseline(d)
+    assert c['vs best baseline (raw)'] == analysis.baseline_contrast(vs['raw'])
+    assert c['vs best baseline (rotated)'] == analysis.baseline_contrast(vs['rotated'])
     assert not any(w in ' '.join(t[col].str.cat(sep=' ') for col in ('vs best baseline (raw)', 'vs best baseline (rotated)'))
                    for w in ('above', 'below', 'distinguishable'))                  # numbers only: no verdict words of the table's own
     assert {'letter', 'option text (acc)', 'option text per character (acc_norm)'} == set(ours.loc['fake-good', 'loglik'].index)
@@ -184,7 +186,7 @@ def test_table3_baselines_on_the_same_items(summary):
         d = items['fake-good', 'direct' if q == '60' else 'cot-full']                     # the shortcut on exactly those items
         raw = d[d.rotation == 0]
         a, r = ev.accuracy_interval(raw.shortcut.eq(raw.gold), raw.query_id), ev.accuracy_interval(d.shortcut.eq(d.gold), d.query_id)
-        s = b.loc[ev.SHORTCUT_NAME]
+        s = b.loc[analysis.SHORTCUT_NAME]
         assert s['raw order'] == f"{100 * a['value']:.1f}" and s['raw 95% CI'] == f"{100 * a['ci_low']:.1f}-{100 * a['ci_high']:.1f}"
         assert s['rotated'] == f"{100 * r['value']:.1f}" and s['rotated 95% CI'] == f"{100 * r['ci_low']:.1f}-{100 * r['ci_high']:.1f}"
 
@@ -221,7 +223,7 @@ def judge(frames: dict) -> list[dict]:
     "`claims.judge_runs` over made-up runs {(model, style): item outcomes}, as the summary calls it."
     from cogen_lib.claims import load_claims, judge_runs
     runs = pd.DataFrame([dict(slug=f'{m}|{s}', profile='cpu', model=m, prompt_style=s, per_config=10, rotations=5, seed=0) for m, s in frames])
-    units = {f'{m}|{s}': ev.claim_units(d) for (m, s), d in frames.items()}
+    units = {f'{m}|{s}': analysis.claim_units(d) for (m, s), d in frames.items()}
     return judge_runs(load_claims('cocoa', ROOT), runs, CFG, units.get)
 
 
@@ -229,7 +231,7 @@ def test_constant_answer_is_not_testable(summary):
     "A constant letter (20% in every rotation of every question): not testable, below the shortcut or, above it, for zero variance."
     items, _ = summary
     d = items['fake-constant', 'loglik']
-    assert set(ev.claim_units(d).correct) == {0.2}
+    assert set(analysis.claim_units(d).correct) == {0.2}
     rows = {r['claim'].id: r['verdict'] for r in judge({('c', 'loglik'): d})}
     assert rows['complexity-lcc'].kind == rows['atypical-worse'].kind == 'not testable'
     assert 'precondition not met' in rows['complexity-lcc'].why                  # the shortcut beats 20% here
@@ -279,14 +281,14 @@ def test_headline_is_direct_rotated_accuracy_with_its_baseline(summary):
     ours = h[h.source == 'ours'].set_index('model')
     assert sorted(ours.index) == ['fake-constant', 'fake-good']
     d = items['fake-good', 'direct']
-    a, vs = ev.accuracy_interval(d.correct, d.query_id), ev.vs_best_baseline(d)['rotated']
+    a, vs = ev.accuracy_interval(d.correct, d.query_id), analysis.vs_best_baseline(d)['rotated']
     row = ours.loc['fake-good']
     assert abs(row.value - 100 * a['value']) < 1e-9 and abs(row.ci_low - 100 * a['ci_low']) < 1e-9 and row.n == 60
     assert row.baseline == vs['baseline'] and abs(row.baseline_value - 100 * vs['baseline_accuracy']) < 1e-9
     assert 'rotations' in row.measure and row.profile == 'cpu'
     paper = h[h.source.str.startswith('paper')]
     assert (ours.baseline.notna() & ours.ci_high.notna()).all() and paper.ci_low.isna().all()
-    assert len(paper) == (ev.PAPER_TABLE3['style'] == 'direct').sum() and set(paper.n) == {4849}
+    assert len(paper) == (report.PAPER_TABLE3['style'] == 'direct').sum() and set(paper.n) == {4849}
 
 
 def test_finetune_loss_beside_accuracy_and_shortcut(summary):
@@ -316,7 +318,8 @@ def test_a_finetuned_run_is_a_model_of_its_own(summary):
         d = items[key]
         r = ev.accuracy_interval(d.correct, d.query_id)
         assert ours.loc[(model, 'loglik', 'letter')]['rotated'] == f"{100 * r['value']:.1f}", model     # each on its own items
-    assert ours.loc[(label, 'loglik', 'letter')]['vs best baseline (rotated)'] == ev.baseline_contrast(ev.vs_best_baseline(items['fake-good-ft', 'loglik'])['rotated'])
+    vs = analysis.vs_best_baseline(items['fake-good-ft', 'loglik'])['rotated']
+    assert ours.loc[(label, 'loglik', 'letter')]['vs best baseline (rotated)'] == analysis.baseline_contrast(vs)
     v = pd.read_csv(figs/'verdicts.csv', keep_default_na=False)
     assert v.budget.str.startswith(label + ' loglik').any() and v.budget.str.startswith('fake-good loglik').any()
     assert label in set(_read(figs, 'cost').model) and label in set(_read(figs, 'letter_bias').model)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import functools, math, re
 
 # %% auto #0
-__all__ = ['LETTERS', 'REQUIRED', 'FLIGHT_FIELDS', 'parse_pos', 'eval_tree', 'literals', 'clauses', 'holds', 'entropy2',
-           'graph_metrics_from', 'atypical_literal', 'flight_problems', 'primitive_problems', 'shape_problems',
-           'option_problems', 'label_problems', 'check_record']
+__all__ = ['LETTERS', 'REQUIRED', 'FLIGHT_FIELDS', 'parse_pos', 'eval_tree', 'literals', 'clauses', 'is_clause', 'pos_clauses',
+           'holds', 'entropy2', 'graph_metrics_from', 'atypical_literal', 'flight_problems', 'primitive_problems',
+           'shape_problems', 'option_problems', 'label_problems', 'check_record']
 
 # %% ../../nbs/cocoa/03_check.ipynb #519d4ee2
 _TOK = re.compile(r'\s*(?:(\()|(\))|(&)|(\|)|(~)|([A-Za-z_][A-Za-z_0-9]*))')
@@ -70,6 +70,21 @@ def literals(t, neg: bool = False):
 def clauses(t) -> list:
     "The top-level sum terms of a product of sums (a lone term is one clause)."
     return t[1] if t[0] == 'and' else [t]
+
+# %% ../../nbs/cocoa/03_check.ipynb #43929700
+def is_clause(t) -> bool:
+    "Is the parsed term `t` a sum of literals: a symbol, a negated symbol, or an OR of those?"
+    lit = lambda x: x[0] == 'var' or (x[0] == 'not' and x[1][0] == 'var')
+    return lit(t) or (t[0] == 'or' and all(lit(x) for x in t[1]))
+
+# %% ../../nbs/cocoa/03_check.ipynb #fc9b1b2e
+def pos_clauses(pos: str) -> list[list[tuple[str, bool]]]:
+    """The sum terms of the product of sums `pos` in the order written, each a list of `(symbol, negated)` literals;
+    a `ValueError` when `pos` does not parse or a term is not a sum of literals."""
+    cl = clauses(parse_pos(pos))
+    if bad := [i for i, c in enumerate(cl, 1) if not is_clause(c)]:
+        raise ValueError(f"pos {pos!r}: term {bad[0]} of {len(cl)} is not a literal or an OR of literals")
+    return [literals(c) for c in cl]
 
 # %% ../../nbs/cocoa/03_check.ipynb #58fd7aa2
 _FIELD = {'Airline': 'airlines', 'TicketClass': 'ticket_class', 'DepartureTime': 'departure', 'ArrivalTime': 'arrival',
@@ -185,8 +200,7 @@ def shape_problems(rec: dict, tree, prims: dict) -> list[str]:
     probs, cl = [], clauses(tree)
     if len(cl) < 2: probs.append(f"pos has {len(cl)} top-level term; at least 2 are required")
     if not any(c[0] == 'or' for c in cl): probs.append("pos has no OR")
-    is_lit = lambda x: x[0] == 'var' or (x[0] == 'not' and x[1][0] == 'var')
-    if not all(is_lit(c) or (c[0] == 'or' and all(is_lit(x) for x in c[1])) for c in cl):
+    if not all(is_clause(c) for c in cl):
         probs.append(f"pos is not a product of sums of literals: {rec['pos']!r}")
     n, m = rec['config']
     n_slots = len({p['slot'] for p in prims.values()})

@@ -13,7 +13,8 @@ __all__ = ['question_record', 'benchmark']
 # %% ../../nbs/cocoa/08_export.ipynb #47cbe79b
 def question_record(rec: dict) -> dict:
     "The export record of one generated question `rec`: id, prompt, choices, gold, and what Fig. 3 breaks down by."
-    from cogen_lib.cocoa.evaluate import question_prompt, LETTERS
+    from cogen_lib.cocoa.generate import LETTERS
+    from cogen_lib.cocoa.prompts import question_prompt
     return dict(id=rec['id'], query_id=rec['query_id'], config=f"{rec['config'][0]}x{rec['config'][1]}",
                 prompt=question_prompt(rec), choices=[f" The answer is Option {l}" for l in LETTERS],
                 gold=LETTERS.index(rec['answer']), answer=rec['answer'],

@@ -9,7 +9,8 @@ from dataclasses import dataclass, asdict
 import numpy as np
 from ..core import CogenError, cache_dir, stable_hash, seed_everything
 from .generate import generate, CONFIGS
-from .evaluate import question_prompt, select_questions, LOGLIK_LEAD
+from .prompts import question_prompt, LOGLIK_LEAD
+from .records import select_questions
 
 # %% auto #0
 __all__ = ['TRAIN_SEED_OFFSET', 'PROTOCOL_LABEL', 'source_query', 'training_questions', 'training_example', 'LoraSettings',

@@ -13,27 +13,30 @@ from .core import CogenError, project_root, read_text, stable_hash, sha256_file
 # %% auto #0
 __all__ = ['PROFILES', 'SLUG_READABLE_MAX', 'DEFAULT_NAME_KEYS', 'GRID_KEYS', 'MODEL_KINDS', 'FIGURE_PROFILES', 'slug_key', 'Run',
            'list_papers', 'Parameter', 'notebook_parameters', 'notebook_defaults', 'set_parameters', 'Grid', 'key_path',
-           'YamlDoc', 'read_yaml', 'did_you_mean', 'check_grid', 'load_grid', 'notebook_hash', 'library_hash',
-           'RunFiles', 'git_commit', 'source_commit']
+           'YamlDoc', 'read_yaml', 'did_you_mean', 'check_grid', 'load_grid', 'notebook_hash', 'library_files',
+           'library_hash', 'RunFiles', 'git_commit', 'source_commit']
 
 # %% ../nbs/04_grid.ipynb #70742bcb
 PROFILES = ('smoke', 'cpu', 'long', 'paper')
 SLUG_READABLE_MAX = 200
-"How long the readable part of a run's slug may be: whole `k=v` pieces up to this many characters, then `-<hash>` (the longest file name of a run, `.<slug>.partial.items.csv.gz`, stays under the 255 bytes file systems allow)."
+"""How long the readable part of a run's slug may be: whole `k=v` pieces up to this many characters, then `-<hash>`
+(the longest file name of a run, `.<slug>.partial.items.csv.gz`, stays under the 255 bytes file systems allow)."""
 
 def _same_value(a, b) -> bool:
     "Is the grid value `a` the notebook default `b` (1 and 1.0 alike; True and 1, '1' and 1 not)?"
     return a == b and isinstance(a, bool) == isinstance(b, bool) and isinstance(a, str) == isinstance(b, str)
 
 def slug_key(slug: str) -> str:
-    "The hash that ends a run's slug (`<readable>-<hash8>`), the same under every naming of the run; `slug` itself when it has none."
+    """The hash that ends a run's slug (`<readable>-<hash8>`), the same under every naming of the run; `slug` itself
+    when it has none."""
     m = re.fullmatch(r'.*-([0-9a-f]{8})', slug)
     return m.group(1) if m else slug
 
 @dataclass
 class Run:
     """One combination of a grid: a notebook executed with `params`. `name_keys` (the grid's) and `defaults` (the
-    notebook's `parameters`-cell values, `notebook_defaults`) only choose what its slug names; they are not part of the run."""
+    notebook's `parameters`-cell values, `notebook_defaults`) only choose what its slug names; they are not part of
+    the run."""
     paper: str
     profile: str
     notebook: str
@@ -42,7 +45,8 @@ class Run:
     defaults: dict | None = field(default=None, compare=False, repr=False)
     @property
     def key(self) -> str:
-        "The hash of the notebook and parameters (8 hex digits) that ends the slug: what tells runs apart, under every naming."
+        """The hash of the notebook and parameters (8 hex digits) that ends the slug: what tells runs apart, under
+        every naming."""
         return stable_hash([self.notebook, self.params], 8)
     def value(self, k: str, missing=None):
         "What the run executes `k` with: its parameter, else its notebook's default (`defaults`), else `missing`."
@@ -59,16 +63,18 @@ class Run:
     @property
     def slug(self) -> str:
         """The run's name, for its files: the `named` parameters as `k=v` pieces (filesystem-safe: other characters
-        become `-`), whole pieces up to `SLUG_READABLE_MAX` characters (a piece that does not fit is left out, never cut),
-        then `-` and `key`; `defaults-<key>` when nothing is named."""
+        become `-`), whole pieces up to `SLUG_READABLE_MAX` characters (a piece that does not fit is left out, never
+        cut), then `-` and `key`; `defaults-<key>` when nothing is named."""
         readable = ''
         for k, v in self.named().items():
             piece = re.sub(r'[^A-Za-z0-9=._-]+', '-', f"{k}={v}").strip('-_')
-            if piece and len(readable) + bool(readable) + len(piece) <= SLUG_READABLE_MAX: readable += '_' * bool(readable) + piece
+            if piece and len(readable) + bool(readable) + len(piece) <= SLUG_READABLE_MAX:
+                readable += '_' * bool(readable) + piece
         return f"{readable or 'defaults'}-{self.key}"
     @property
     def legacy_slug(self) -> str:
-        "The slug before readable names: every parameter, cut at 80 characters, then `-<key>`; committed files may carry it."
+        """The slug before readable names: every parameter, cut at 80 characters, then `-<key>`; committed files may
+        carry it."""
         readable = '_'.join(f"{k}={v}" for k, v in self.params.items())
         readable = re.sub(r'[^A-Za-z0-9=._-]+', '-', readable)[:80].strip('-_')
         return f"{readable}-{self.key}"
@@ -101,7 +107,8 @@ class Parameter:
     help: str       # the comment
     def __str__(self): return f"{self.name}: {self.type} = {self.default}"
     def parse(self, text: str):
-        "`text` (from the command line) as a value of the declared type: a str as it is, an int, a finite float, a bool (true/false, yes/no, 1/0)."
+        """`text` (from the command line) as a value of the declared type: a str as it is, an int, a finite float, a
+        bool (true/false, yes/no, 1/0)."""
         t = text.strip()
         if self.type == 'str': return text
         if self.type == 'int' and re.fullmatch(r'[+-]?\d+', t): return int(t)
@@ -111,18 +118,20 @@ class Parameter:
             if v is not None and math.isfinite(v): return v
         if self.type == 'bool' and t.lower() in _BOOLS: return _BOOLS[t.lower()]
         if self.type not in ('str', 'int', 'float', 'bool'):
-            raise ValueError(f"parameter {self.name!r} is declared {self.type}, which cannot be set from the command line")
+            raise ValueError(
+                f"parameter {self.name!r} is declared {self.type}, which cannot be set from the command line")
         raise ValueError(f"{text!r} is not {'an' if self.type == 'int' else 'a'} {self.type}"
                          + (' (true, false, yes, no, 1 or 0)' if self.type == 'bool' else ''))
     def check(self, value):
-        """`value` (from a grid, typed by YAML) if it has the declared type: a str, an int (not a bool), an int or a finite
-        float, a bool; any value for another type. Else a `ValueError` saying so, and how to write it."""
+        """`value` (from a grid, typed by YAML) if it has the declared type: a str, an int (not a bool), an int or a
+        finite float, a bool; any value for another type. Else a `ValueError` saying so, and how to write it."""
         ok = {'str': lambda v: isinstance(v, str), 'bool': lambda v: isinstance(v, bool),
               'int': lambda v: isinstance(v, int) and not isinstance(v, bool),
               'float': lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
         if self.type not in ok or ok[self.type](value): return value
         bad = f"{value!r} is not {'an' if self.type == 'int' else 'a'} {self.type}"
-        if self.type == 'str': raise ValueError(f"{bad}: quote it (YAML reads unquoted numbers, true/false, yes/no, on/off and null as other types)")
+        if self.type == 'str': raise ValueError(f"{bad}: quote it (YAML reads unquoted numbers, true/false, yes/no, "
+                                                "on/off and null as other types)")
         if isinstance(value, str):
             try: fix = self.parse(value)
             except ValueError: fix = None
@@ -137,24 +146,32 @@ def notebook_parameters(path: Path | str) -> dict[str, Parameter]:
     import ast, io, tokenize
     p = Path(path)
     try: nb = json.loads(p.read_text(encoding='utf-8'))
-    except (OSError, ValueError) as e: raise CogenError(f"{p}: cannot read the notebook ({type(e).__name__}: {e})") from None
+    except (OSError, ValueError) as e:
+        raise CogenError(f"{p}: cannot read the notebook ({type(e).__name__}: {e})") from None
     cells = [c for c in nb.get('cells', []) if 'parameters' in c.get('metadata', {}).get('tags', [])]
     if len(cells) != 1: raise CogenError(f"{p}: {len(cells)} cells tagged 'parameters'; a run notebook has exactly one")
     src = ''.join(cells[0]['source']) if isinstance(cells[0]['source'], list) else cells[0]['source']
     try:
         body = ast.parse(src).body
-        notes = {t.start[0]: t.string.lstrip('#').strip() for t in tokenize.generate_tokens(io.StringIO(src).readline) if t.type == tokenize.COMMENT}
+        notes = {t.start[0]: t.string.lstrip('#').strip() for t in tokenize.generate_tokens(io.StringIO(src).readline)
+                 if t.type == tokenize.COMMENT}
     except (SyntaxError, tokenize.TokenError) as e:
-        raise CogenError(f"{p}: its parameters cell is not Python ({e}); write one `name: type = value  # what it is` per line") from None
+        raise CogenError(f"{p}: its parameters cell is not Python ({e}); write one `name: type = value  # what it is` "
+                         "per line") from None
     out = {}
     for s in body:
-        if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value is not None: name, ann = s.target.id, s.annotation
-        elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name): name, ann = s.targets[0].id, None
+        if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value is not None:
+            name, ann = s.target.id, s.annotation
+        elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            name, ann = s.targets[0].id, None
         else: continue
         note = notes.get(s.end_lineno, '')
-        typed = re.match(r'type:\s*(\S*)\s*', note) if ann is None else None            # `x = 1  # type: int`, as papermill reads it
-        kind = ast.get_source_segment(src, ann).strip('\'" ') if ann is not None else typed.group(1) if typed else 'None'
-        if name != 'results_path': out[name] = Parameter(name, kind, ast.get_source_segment(src, s.value), note[typed.end():] if typed else note)
+        # `x = 1  # type: int`, as papermill reads it
+        typed = re.match(r'type:\s*(\S*)\s*', note) if ann is None else None
+        kind = (ast.get_source_segment(src, ann).strip('\'" ') if ann is not None else typed.group(1) if typed
+                else 'None')
+        if name != 'results_path': out[name] = Parameter(name, kind, ast.get_source_segment(src, s.value),
+                                                         note[typed.end():] if typed else note)
     return out
 
 def notebook_defaults(path: Path | str) -> dict | None:
@@ -179,8 +196,10 @@ def set_parameters(params: dict[str, Parameter], settings: list[str], where: str
         key, eq, text = s.partition('=')
         key = key.strip()
         if not eq or not key: raise CogenError(f"--set {s!r}: expected key=value, e.g. --set seed=1; {listing}")
-        if key in out: raise CogenError(f"--set {key} given twice ({out[key]!r} and {text!r}); give each parameter once")
-        if key == 'results_path': raise CogenError("--set results_path: the runner sets it (each run writes its own result file)")
+        if key in out:
+            raise CogenError(f"--set {key} given twice ({out[key]!r} and {text!r}); give each parameter once")
+        if key == 'results_path':
+            raise CogenError("--set results_path: the runner sets it (each run writes its own result file)")
         if key not in params: raise CogenError(f"--set {key}={text}: no parameter {key!r}; {listing}")
         try: out[key] = params[key].parse(text)
         except ValueError as e: raise CogenError(f"--set {key}={text}: {e}; {listing}") from None
@@ -199,8 +218,9 @@ class Grid:
     profiles: dict
     path: Path
     name_keys: list = field(default_factory=lambda: list(DEFAULT_NAME_KEYS))
-    model_kind: str = 'pretrained'       # what `model` names: pretrained weights, or an architecture trained from scratch
-    verify_caches: list = field(default_factory=list)   # cache folders a verification shares (deterministic preprocessing)
+    model_kind: str = 'pretrained'   # what `model` names: pretrained weights, or an architecture trained from scratch
+    # cache folders a verification shares (deterministic preprocessing)
+    verify_caches: list = field(default_factory=list)
     def runs(self, profile: str) -> list[Run]:
         """Every combination of `profile`, in the order written (entries, then the cartesian product of their lists),
         each named by the grid's `name_keys` and its notebook's defaults (`notebook_defaults` of the notebook under the
@@ -209,14 +229,16 @@ class Grid:
             raise CogenError(f"{self.path}: no profile {profile!r}; it has {sorted(self.profiles)}")
         out, seen, defaults = [], set(), {}
         for i, entry in enumerate(self.profiles[profile] or []):
-            if not isinstance(entry, dict): raise CogenError(f"{self.path}: profiles.{profile}[{i}] must be a mapping of parameter -> value(s), got {entry!r}")
+            if not isinstance(entry, dict): raise CogenError(f"{self.path}: profiles.{profile}[{i}] must be a mapping "
+                                                             f"of parameter -> value(s), got {entry!r}")
             entry = dict(entry); nb = entry.pop('notebook', self.notebook)
             keys = list(entry)
             vals = [v if isinstance(v, list) else [v] for v in entry.values()]
             for combo in itertools.product(*vals):
                 if nb not in defaults: defaults[nb] = notebook_defaults(Path(self.path).parent.parent/nb)
                 r = Run(self.paper, profile, nb, dict(zip(keys, combo)), tuple(self.name_keys), defaults[nb])
-                if r.slug in seen: raise CogenError(f"{self.path}: profile {profile!r} lists the combination {r.params} twice")
+                if r.slug in seen:
+                    raise CogenError(f"{self.path}: profile {profile!r} lists the combination {r.params} twice")
                 seen.add(r.slug); out.append(r)
         return out
 
@@ -227,7 +249,8 @@ def key_path(keys: tuple) -> str:
 
 @dataclass
 class YamlDoc:
-    "A YAML file as `yaml.safe_load` reads it (`data`), with the line of each mapping key and list item (`lines`, by `keys`)."
+    """A YAML file as `yaml.safe_load` reads it (`data`), with the line of each mapping key and list item (`lines`,
+    by `keys`)."""
     path: Path
     data: object
     lines: dict
@@ -237,17 +260,20 @@ class YamlDoc:
         while keys and keys not in self.lines: keys = keys[:-1]
         return self.lines.get(keys, 1)
     def error(self, keys: tuple, msg: str) -> CogenError:
-        "An error naming the file, the line and the key path of the item at `keys`: `grid grids/x.yaml line 7: profiles.smoke[0].seed: <msg>`."
-        return CogenError(f"{self.what} {self.path} line {self.line(*keys)}: " + (f"{key_path(keys)}: " if keys else '') + msg)
+        """An error naming the file, the line and the key path of the item at `keys`: `grid grids/x.yaml line 7:
+        profiles.smoke[0].seed: <msg>`."""
+        return CogenError(f"{self.what} {self.path} line {self.line(*keys)}: "
+                          + (f"{key_path(keys)}: " if keys else '') + msg)
 
 # %% ../nbs/04_grid.ipynb #f5334e58
 def read_yaml(path: Path | str, what: str = 'file') -> YamlDoc:
     """Read the YAML file `path` (`what` it is, for errors: 'grid') with the line of every mapping key and list item.
-    Bytes that are not UTF-8, a syntax error or a key given twice in one mapping (which YAML would silently take the last
-    of) are a `CogenError` naming `what`, the file, the line and the fix."""
+    Bytes that are not UTF-8, a syntax error or a key given twice in one mapping (which YAML would silently take the
+    last of) are a `CogenError` naming `what`, the file, the line and the fix."""
     p = Path(path)
     loader = yaml.SafeLoader(read_text(p, what, 'a UTF-8 text file of YAML'))
-    lines, fix = {}, "; fix it there (close each [ and {, separate items with commas, indent with spaces, quote text holding ': ' or ' #')"
+    lines, fix = {}, ("; fix it there (close each [ and {, separate items with commas, indent with spaces, quote text "
+                      "holding ': ' or ' #')")
     def walk(node, keys, active):
         lines.setdefault(keys, node.start_mark.line + 1)
         if id(node) in active: return                                   # an alias of an enclosing node
@@ -260,8 +286,9 @@ def read_yaml(path: Path | str, what: str = 'file') -> YamlDoc:
                 if not isinstance(k, yaml.ScalarNode) or k.tag == 'tag:yaml.org,2002:merge': continue
                 key = loader.construct_object(k)
                 if key in first:
-                    raise CogenError(f"{what} {p} line {k.start_mark.line + 1}: {key_path(keys + (key,))}: given twice in one mapping "
-                                     f"(first on line {first[key]}), and YAML would keep only the last; give each key once")
+                    raise CogenError(f"{what} {p} line {k.start_mark.line + 1}: {key_path(keys + (key,))}: given twice "
+                                     f"in one mapping (first on line {first[key]}), and YAML would keep only the last; "
+                                     "give each key once")
                 first[key] = lines[keys + (key,)] = k.start_mark.line + 1
                 walk(v, keys + (key,), active)
     try:
@@ -271,33 +298,39 @@ def read_yaml(path: Path | str, what: str = 'file') -> YamlDoc:
     except yaml.MarkedYAMLError as e:
         m = e.problem_mark or e.context_mark
         ctx = ''
-        if e.context and e.problem:                                     # e.g. (while parsing a flow sequence from line 3)
+        if e.context and e.problem:   # e.g. (while parsing a flow sequence from line 3)
             since = e.context_mark.line + 1 if e.context_mark and e.context_mark.line != m.line else None
             ctx = f" ({e.context}" + (f" from line {since}" if since else '') + ')'
-        raise CogenError(f"{what} {p} line {m.line + 1}: not valid YAML: {e.problem or e.context} at column {m.column + 1}{ctx}{fix}") from None
+        raise CogenError(f"{what} {p} line {m.line + 1}: not valid YAML: {e.problem or e.context} at column "
+                         f"{m.column + 1}{ctx}{fix}") from None
     except yaml.YAMLError as e: raise CogenError(f"{what} {p}: not valid YAML: {e}{fix}") from None
     finally: loader.dispose()
     return YamlDoc(p, data, lines, what)
 
 # %% ../nbs/04_grid.ipynb #0f8bdc16
-GRID_KEYS = ('paper', 'title', 'authors', 'about', 'data', 'notebook', 'name_keys', 'summary', 'model_kind', 'verify_caches', 'profiles')
+GRID_KEYS = ('paper', 'title', 'authors', 'about', 'data', 'notebook', 'name_keys', 'summary', 'model_kind',
+             'verify_caches', 'profiles')
 MODEL_KINDS = ('pretrained', 'architecture')
 "The keys a grid file may have (`notebook` and `profiles` it must): `check_grid` refuses any other."
 
 def did_you_mean(word, options) -> str:
-    "' (did you mean 'x'?)' for the option of `options` nearest to `word`, or '' (grids and claim files name a typo's fix)."
+    """' (did you mean 'x'?)' for the option of `options` nearest to `word`, or '' (grids and claim files name a
+    typo's fix)."""
     import difflib
     close = difflib.get_close_matches(str(word), [str(o) for o in options], n=1)
     return f" (did you mean {close[0]!r}?)" if close else ''
 
 def _existing_notebook(doc: YamlDoc, keys: tuple, nb, root: Path, what: str = 'a notebook') -> Path:
     "`root/nb`, the notebook the grid `doc` names at `keys`, if it is a path of a file there; else the error naming it."
-    if not isinstance(nb, str) or not nb.strip(): raise doc.error(keys, f"{nb!r} is not a path: give {what}'s path in the project, e.g. nbs/<paper>/run.ipynb")
+    if not isinstance(nb, str) or not nb.strip():
+        raise doc.error(keys, f"{nb!r} is not a path: give {what}'s path in the project, e.g. nbs/<paper>/run.ipynb")
     p = root/nb
     if p.is_file(): return p
     near = p.parent if p.parent.is_dir() else root/'nbs'
-    known = [q.relative_to(root).as_posix() for q in near.rglob('*.ipynb') if '.ipynb_checkpoints' not in q.parts] if near.is_dir() else []
-    raise doc.error(keys, f"{nb} " + ('is a folder' if p.is_dir() else 'does not exist') + f" in {root}{did_you_mean(nb, known)}; "
+    known = ([q.relative_to(root).as_posix() for q in near.rglob('*.ipynb') if '.ipynb_checkpoints' not in q.parts]
+             if near.is_dir() else [])
+    raise doc.error(keys, f"{nb} " + ('is a folder' if p.is_dir() else 'does not exist')
+                    + f" in {root}{did_you_mean(nb, known)}; "
                           f"give {what}'s path relative to the project folder")
 
 def check_grid(doc: YamlDoc, root: Path | str) -> dict:
@@ -308,39 +341,53 @@ def check_grid(doc: YamlDoc, root: Path | str) -> dict:
     (`Parameter.check`); that the notebooks the entries run and the summaries exist. The first mistake found is one
     `CogenError` naming the file, the line, the key and the remedy (the notebook's parameters with their types, say)."""
     root, d = Path(root), doc.data if doc.data is not None else {}
-    if not isinstance(d, dict): raise doc.error((), f"a grid is a mapping of keys ({', '.join(GRID_KEYS)}), not a {type(d).__name__}")
+    if not isinstance(d, dict):
+        raise doc.error((), f"a grid is a mapping of keys ({', '.join(GRID_KEYS)}), not a {type(d).__name__}")
     for k in d:
-        if k not in GRID_KEYS: raise doc.error((k,), f"not a key of a grid{did_you_mean(k, GRID_KEYS)}; a grid has: {', '.join(GRID_KEYS)}")
+        if k not in GRID_KEYS:
+            raise doc.error((k,), f"not a key of a grid{did_you_mean(k, GRID_KEYS)}; a grid has: "
+                                  f"{', '.join(GRID_KEYS)}")
     for k in ('notebook', 'profiles'):
         if k not in d: raise CogenError(f"{doc.what} {doc.path}: missing required key {k!r}")
     for k in ('paper', 'title', 'authors', 'about', 'notebook'):
         if k in d and not isinstance(d[k], str): raise doc.error((k,), f"{d[k]!r} is not text: quote it")
     for k in ('data', 'summary', 'name_keys'):
         v = d.get(k)
-        if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v) or isinstance(v, str) and k != 'name_keys'):
-            eg = {'data': 'one source name of data/sources.tsv or a list of them, e.g. [cogs]', 'name_keys': 'a list of parameter names, e.g. [model, seed]',
+        if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v)
+                                  or isinstance(v, str) and k != 'name_keys'):
+            eg = {'data': 'one source name of data/sources.tsv or a list of them, e.g. [cogs]',
+                  'name_keys': 'a list of parameter names, e.g. [model, seed]',
                   'summary': 'one notebook path or a list of them, e.g. [nbs/<paper>/summary.ipynb]'}[k]
             raise doc.error((k,), f"must be {eg}, got {v!r}")
     if d.get('model_kind', 'pretrained') not in MODEL_KINDS:
-        raise doc.error(('model_kind',), f"{d['model_kind']!r}{did_you_mean(str(d['model_kind']), MODEL_KINDS)}: `model` names pretrained weights (pretrained, the default) or an architecture trained from scratch (architecture)")
+        raise doc.error(('model_kind',), f"{d['model_kind']!r}{did_you_mean(str(d['model_kind']), MODEL_KINDS)}: "
+                                         "`model` names pretrained weights (pretrained, the default) or an "
+                                         "architecture trained from scratch (architecture)")
     vc = d.get('verify_caches')
     if vc is not None and not (isinstance(vc, list) and all(isinstance(x, str) and x and '/' not in x for x in vc)):
-        raise doc.error(('verify_caches',), f"must be a list of folder names of the cogen cache, e.g. [<the paper>], got {vc!r}")
+        raise doc.error(('verify_caches',),
+                        f"must be a list of folder names of the cogen cache, e.g. [<the paper>], got {vc!r}")
     summ = d.get('summary') or []
     for i, s in enumerate([summ] if isinstance(summ, str) else summ):
         _existing_notebook(doc, ('summary',) + ((i,) if isinstance(summ, list) else ()), s, root, 'a summary notebook')
     profiles = d['profiles'] if d['profiles'] is not None else {}
-    if not isinstance(profiles, dict): raise doc.error(('profiles',), f"must be a mapping of profile -> list of entries ({', '.join(PROFILES)}), got {profiles!r}")
+    if not isinstance(profiles, dict): raise doc.error(('profiles',), "must be a mapping of profile -> list of entries "
+                                                                      f"({', '.join(PROFILES)}), got {profiles!r}")
     bad = [p for p in profiles if p not in PROFILES]
-    if bad: raise doc.error(('profiles', bad[0]), f"unknown profile(s) {sorted(map(str, bad))}; allowed: {list(PROFILES)}")
+    if bad:
+        raise doc.error(('profiles', bad[0]), f"unknown profile(s) {sorted(map(str, bad))}; allowed: {list(PROFILES)}")
     declared = {}                                              # notebook -> its parameters, read once
     for prof, entries in profiles.items():
         if entries is None: continue
-        if not isinstance(entries, list): raise doc.error(('profiles', prof), f"must be a list of entries, each '- {{parameter: value(s), ...}}', got {entries!r}")
+        if not isinstance(entries, list):
+            raise doc.error(('profiles', prof),
+                            f"must be a list of entries, each '- {{parameter: value(s), ...}}', got {entries!r}")
         for i, entry in enumerate(entries):
             at = ('profiles', prof, i)
-            if not isinstance(entry, dict): raise doc.error(at, f"must be a mapping of parameter -> value(s), e.g. {{seed: [0, 1]}}, got {entry!r}")
-            nb, nb_at = (entry['notebook'], at + ('notebook',)) if 'notebook' in entry else (d['notebook'], ('notebook',))
+            if not isinstance(entry, dict):
+                raise doc.error(at, f"must be a mapping of parameter -> value(s), e.g. {{seed: [0, 1]}}, got {entry!r}")
+            nb, nb_at = ((entry['notebook'], at + ('notebook',)) if 'notebook' in entry
+                         else (d['notebook'], ('notebook',)))
             if not (isinstance(nb, str) and nb in declared):
                 path = _existing_notebook(doc, nb_at, nb, root, 'a run notebook')
                 try: declared[nb] = notebook_parameters(path)
@@ -349,12 +396,15 @@ def check_grid(doc: YamlDoc, root: Path | str) -> dict:
             listing = f"{nb} declares (name: type = default): {', '.join(map(str, prm.values()))}"
             for k, v in entry.items():
                 if k == 'notebook': continue
-                if k == 'results_path': raise doc.error(at + (k,), "the runner sets it (each run writes its own result file); remove it from the grid")
+                if k == 'results_path': raise doc.error(at + (k,), "the runner sets it (each run writes its own result "
+                                                                   "file); remove it from the grid")
                 if k not in prm: raise doc.error(at + (k,), f"no parameter {k!r}{did_you_mean(k, prm)}; {listing}")
-                if v == []: raise doc.error(at + (k,), f"an empty list gives no run (a list multiplies the entry out); give a value, or leave {k} out for its default")
+                if v == []: raise doc.error(at + (k,), "an empty list gives no run (a list multiplies the entry out); "
+                                                       f"give a value, or leave {k} out for its default")
                 for j, x in enumerate(v if isinstance(v, list) else [v]):
                     try: prm[k].check(x)
-                    except ValueError as e: raise doc.error(at + (k,) + ((j,) if isinstance(v, list) else ()), f"{e}; {listing}") from None
+                    except ValueError as e:
+                        raise doc.error(at + (k,) + ((j,) if isinstance(v, list) else ()), f"{e}; {listing}") from None
     return d
 
 # %% ../nbs/04_grid.ipynb #0174f97c
@@ -364,32 +414,43 @@ def load_grid(paper: str, root: Path | str | None = None) -> Grid:
     path = root/'grids'/f'{paper}.yaml'
     if not path.exists():
         known = list_papers(root)
-        raise CogenError(f"no grid for paper {paper!r}{did_you_mean(paper, known)}: {path} does not exist; known papers: {known}")
+        raise CogenError(
+            f"no grid for paper {paper!r}{did_you_mean(paper, known)}: {path} does not exist; known papers: {known}")
     d = check_grid(read_yaml(path, 'grid'), root)
     summ = d.get('summary') or []
-    return Grid(d.get('paper', paper), d['notebook'], [summ] if isinstance(summ, str) else list(summ), d['profiles'] or {}, path,
-                list(DEFAULT_NAME_KEYS) if d.get('name_keys') is None else d['name_keys'], d.get('model_kind', 'pretrained'), list(d.get('verify_caches') or []))
+    return Grid(d.get('paper', paper), d['notebook'], [summ] if isinstance(summ, str) else list(summ),
+                d['profiles'] or {}, path, list(DEFAULT_NAME_KEYS) if d.get('name_keys') is None else d['name_keys'],
+                d.get('model_kind', 'pretrained'), list(d.get('verify_caches') or []))
 
 # %% ../nbs/04_grid.ipynb #bd13bce4
 def notebook_hash(path: Path | str) -> str:
     "Hash of a notebook's cell types and sources (outputs and metadata ignored)."
     nb = json.loads(Path(path).read_text())
-    return stable_hash([(c['cell_type'], ''.join(c['source']) if isinstance(c['source'], list) else c['source']) for c in nb['cells']])
+    return stable_hash([(c['cell_type'], ''.join(c['source']) if isinstance(c['source'], list) else c['source'])
+                        for c in nb['cells']])
+
+# %% ../nbs/04_grid.ipynb #d6801c79
+def library_files(paper: str | None = None) -> list[Path]:
+    """The library code a run of `paper` can use, sorted: the core (`cogen_lib/*.py` without nbdev's index `_modidx.py`,
+    and the core's packages such as `models/`) and the paper's own subpackage `cogen_lib/<paper>/`, if any."""
+    import cogen_lib
+    pkg = Path(cogen_lib.__file__).parent
+    others = set(list_papers()) - {paper}                       # the papers' subpackages a run of `paper` cannot use
+    return sorted(p for p in pkg.rglob('*.py') if p.name != '_modidx.py' and '__pycache__' not in p.parts
+                  and (p.parent == pkg or p.relative_to(pkg).parts[0] not in others))
 
 # %% ../nbs/04_grid.ipynb #51b6f4f3
 def library_hash(paper: str | None = None) -> str:
-    """Hash of the library code a run of `paper` can use: the core modules (`cogen_lib/*.py`, without nbdev's index
-    `_modidx.py`) and the paper's own subpackage `cogen_lib/<paper>/`, if any. Papers never import each other, so a
-    change in one paper's code leaves the other papers' runs fresh."""
+    """Hash of `library_files(paper)`: papers never import each other, so a change in one paper's code leaves the other
+    papers' runs fresh, and a change in the core (a module or a core package) makes every run stale."""
     import cogen_lib
     pkg = Path(cogen_lib.__file__).parent
-    files = [p for p in pkg.glob('*.py') if p.name != '_modidx.py']
-    if paper and (pkg/paper).is_dir(): files += [p for p in (pkg/paper).rglob('*.py') if '__pycache__' not in p.parts]
-    return stable_hash([(str(p.relative_to(pkg)), sha256_file(p)) for p in sorted(files)])
+    return stable_hash([(str(p.relative_to(pkg)), sha256_file(p)) for p in library_files(paper)])
 
 # %% ../nbs/04_grid.ipynb #d3f3d7b7
 FIGURE_PROFILES = ('cpu', 'paper')
-"Profiles whose summaries write the committed `figures/<paper>/`; the others write under `runs/<paper>/figures-<profile>/`."
+"""Profiles whose summaries write the committed `figures/<paper>/`; the others write under
+`runs/<paper>/figures-<profile>/`."""
 
 @dataclass(frozen=True)
 class RunFiles:
@@ -403,7 +464,8 @@ class RunFiles:
     @property
     def results_dir(self) -> Path: return self.out/'results'/self.paper
     def _named(self, folder: Path, name: str) -> Path:
-        if not self.slug: raise CogenError(f"RunFiles({str(self.out)!r}, {self.paper!r}) names no run: pass the run's slug")
+        if not self.slug:
+            raise CogenError(f"RunFiles({str(self.out)!r}, {self.paper!r}) names no run: pass the run's slug")
         return folder/name
     @property
     def notebook(self) -> Path: return self._named(self.runs_dir, f'{self.slug}.ipynb')
@@ -433,14 +495,16 @@ class RunFiles:
         return self._named(self.results_dir, f'{self.slug}.items.csv.gz')
     @staticmethod
     def items_of(results_path: Path | str) -> Path:
-        "Where a notebook writing `results_path` puts its per-item outcomes (not `*.csv`, so never read as result rows)."
+        """Where a notebook writing `results_path` puts its per-item outcomes (not `*.csv`, so never read as result
+        rows)."""
         p = Path(results_path); return p.with_name(p.name.removesuffix('.csv') + '.items.csv.gz')
     @staticmethod
     def context_of(results_path: Path | str) -> Path:
         "The run context beside a notebook's `results_path` (`Recorder.from_run` reads it)."
         return Path(results_path).with_suffix('.json')
     def figures(self, profile: str) -> Path:
-        "Where the summaries of `profile` write their tables and figures: committed for `FIGURE_PROFILES`, else scratch under `runs/`."
+        """Where the summaries of `profile` write their tables and figures: committed for `FIGURE_PROFILES`, else
+        scratch under `runs/`."""
         return self.out/'figures'/self.paper if profile in FIGURE_PROFILES else self.runs_dir/f'figures-{profile}'
     @classmethod
     def summary(cls, out: Path | str, paper: str, profile: str, name: str = '') -> RunFiles:
@@ -450,14 +514,17 @@ class RunFiles:
     def papers(out: Path | str) -> list[str]:
         "The papers with executed notebooks under `out/runs/` (not the site's `_library`), sorted."
         runs = Path(out)/'runs'
-        return sorted(p.name for p in runs.iterdir() if p.is_dir() and not p.name.startswith('_')) if runs.is_dir() else []
+        return (sorted(p.name for p in runs.iterdir() if p.is_dir() and not p.name.startswith('_')) if runs.is_dir()
+                else [])
 
 # %% ../nbs/04_grid.ipynb #94b60816
 def git_commit(root: Path | str | None = None) -> str:
-    "The commit of the checkout at `root` (40 hex digits), with `+dirty` when tracked files differ from it; `unknown` outside git."
+    """The commit of the checkout at `root` (40 hex digits), with `+dirty` when tracked files differ from it;
+    `unknown` outside git."""
     root = Path(root) if root else project_root()
     try:
-        git = lambda *a: subprocess.run(['git', '-C', str(root), *a], capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+        git = lambda *a: subprocess.run(['git', '-C', str(root), *a], capture_output=True, text=True, timeout=60,
+                                        check=True).stdout.strip()
         return git('rev-parse', 'HEAD') + ('+dirty' if git('status', '--porcelain', '--untracked-files=no') else '')
     except (OSError, subprocess.SubprocessError): return 'unknown'
 

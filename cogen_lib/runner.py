@@ -16,13 +16,14 @@ from .results import (PROVENANCE_PROFILES, VERIFY_RULE, provenance_columns, chec
                                check_committed, write_manifest, new_columns,
                                compare_rows, compare_items, describe_difference, _device, yours_file, is_yours)
 from .kernel import run_notebook
+from .models import check_model_name   # hub look-ups belong with the models; imported here for callers
 
 # %% auto #0
 __all__ = ['MAX_ERROR_CHARS', 'EXECUTORS', 'HEARTBEAT_QUIET', 'YOURS_DIR', 'MAX_SCORE_LINES', 'VERIFY_SHARED_CACHES',
            'MAX_LISTED_DIFFERENCES', 'MODELS_NOTEBOOK', 'GridReport', 'is_fresh', 'execute_run', 'RunBusy', 'run_lock',
-           'check_model_name', 'model_choices', 'NotApplicable', 'plan_runs', 'select_runs', 'last_progress',
-           'heartbeat', 'adopt_old_names', 'yours_out', 'outcome_lines', 'run_grid', 'reuse_committed',
-           'import_results', 'verify_committed', 'run_summary', 'run_models_table']
+           'model_choices', 'NotApplicable', 'plan_runs', 'select_runs', 'last_progress', 'heartbeat',
+           'adopt_old_names', 'yours_out', 'outcome_lines', 'run_grid', 'reuse_committed', 'import_results',
+           'verify_committed', 'run_summary', 'run_models_table']
 
 # %% ../nbs/04_runner.ipynb #1aeb38bf
 @dataclass
@@ -205,36 +206,6 @@ def _outcomes(jobs: list[tuple], executor: str = 'local', workers: int = 1, sche
         finally:
             client.close()
             if cluster is not None: cluster.close()
-
-# %% ../nbs/04_runner.ipynb #7c3e0002
-def _hub_offline() -> bool:
-    "Is the model hub off limits (`HF_HUB_OFFLINE`, as huggingface_hub reads it)?"
-    return os.environ.get('HF_HUB_OFFLINE', '').strip().upper() in ('1', 'ON', 'YES', 'TRUE')
-
-def check_model_name(name: str):
-    """The `ModelSpec` of `name` after checking, loading and downloading nothing, that `load_lm` can load it here:
-    registered weights, a local model folder or .gguf file, `<prefix><model>` of a registered backend (`openai:<model>`),
-    or a hub id `org/name` that is in the local hub cache or, when the hub may be reached, exists there (a metadata
-    query). Otherwise a `CogenError` that lists the accepted forms (`models.accepted_names`)."""
-    from cogen_lib.models import model_spec, accepted_names
-    try: spec = model_spec(name)
-    except CogenError as e: raise CogenError(f"--model {name}: {e}") from None
-    if spec.kind == 'embedder': raise CogenError(f"--model {name}: a sentence embedder, not a language model; {accepted_names()}")
-    if not spec.hub: return spec
-    from huggingface_hub import try_to_load_from_cache, constants
-    if isinstance(try_to_load_from_cache(name, 'config.json', revision=spec.revision), str): return spec
-    if _hub_offline():
-        raise CogenError(f"--model {name}: no hub model {name!r} in the local hub cache ({constants.HF_HUB_CACHE}) and the hub "
-                         f"is offline (HF_HUB_OFFLINE=1): download it first, or {accepted_names()}")
-    from huggingface_hub import model_info
-    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
-    try: model_info(name, revision=spec.revision, timeout=30)
-    except (RepositoryNotFoundError, RevisionNotFoundError) as e:
-        raise CogenError(f"--model {name}: no model {name!r} (revision {spec.revision}) on the hub ({type(e).__name__}); {accepted_names()}") from None
-    except Exception as e:
-        raise CogenError(f"--model {name}: cannot check the hub for {name!r} ({type(e).__name__}); download it into the hub cache "
-                         f"first, or {accepted_names()}") from None
-    return spec
 
 # %% ../nbs/04_runner.ipynb #7c3e0005
 def model_choices(grid: Grid, root: Path) -> list[str] | None:

@@ -1,5 +1,5 @@
 """Model backends as registered classes: a backend defined outside cogen_lib (tests/fixtures/toy_backend.py) is found
-by the `cogen` command through COGEN_BACKENDS or a `cogen_lib.backends` entry point and evaluated by `cogen cocoa eval`
+by the `cogen` command through COGEN_BACKENDS or a `cogen_lib.backends` entry point and evaluated by `cogen cocoa score`
 with the accuracy its rule implies; registration checks a class against the `LanguageModel` interface; unknown names
 and unsupported arguments are clear errors."""
 import json, os, re, subprocess, sys
@@ -47,7 +47,7 @@ def _run(args, **env) -> subprocess.CompletedProcess:
 def test_cli_evaluates_a_backend_from_outside_cogen_lib(data, style):
     path, golds = data
     letter = _letters(golds)[style]
-    r = _run([COGEN, 'cocoa', 'eval', '--model', f'toy:{letter}', '--prompt', style, '--data', path],
+    r = _run([COGEN, 'cocoa', 'score', path, '--model', f'toy:{letter}', '--prompt', style],
              COGEN_BACKENDS='toy_backend', PYTHONPATH=str(FIXTURES))
     assert r.returncode == 0, r.stdout + r.stderr
     m = re.search(r'(\d+) questions \| accuracy ([0-9.]+)', r.stdout)
@@ -65,7 +65,7 @@ def test_the_two_styles_are_told_apart(data):
 
 
 def test_cli_without_the_module_lists_the_accepted_names(data):
-    r = _run([COGEN, 'cocoa', 'eval', '--model', 'toy:B', '--prompt', 'direct', '--data', data[0]], PYTHONPATH=str(FIXTURES))
+    r = _run([COGEN, 'cocoa', 'score', data[0], '--model', 'toy:B', '--prompt', 'direct'], PYTHONPATH=str(FIXTURES))
     assert r.returncode == 1
     err = ' '.join(r.stderr.split())
     for part in ("unknown model 'toy:B'", 'smollm2-135m', "hub id 'org/name'", "'openai:<model>' (OpenAILM)", 'COGEN_BACKENDS=',
@@ -94,7 +94,7 @@ def test_bad_backend_module_is_a_clear_error(monkeypatch):
 @pytest.fixture
 def registry():
     "Restore the registry after a test that registers classes."
-    dicts = (models.BACKENDS, models._ALIASES, models._PREFIXES)
+    dicts = (models.BACKENDS, models.BACKENDS.aliases, models.registry._PREFIXES)
     saved = [dict(d) for d in dicts]
     yield
     for d, s in zip(dicts, saved): d.clear(); d.update(s)
@@ -125,7 +125,7 @@ def test_registration_checks_the_interface(registry):
     with pytest.raises(CogenError, match=r'lack the interface arguments generate\.top_k, score_options\.desc'):
         register_backend('notopk')(NoTopK)
     assert 'notopk' not in models.BACKENDS
-    with pytest.raises(CogenError, match="kind 'hf' is taken by cogen_lib.models.HFLM"):
+    with pytest.raises(CogenError, match="kind 'hf' is taken by cogen_lib.models.hf.HFLM"):
         register_backend('hf')(type('Other', (OpenAILM,), {}))
     with pytest.raises(CogenError, match="prefix 'openai:' is taken by kind 'openai'"):
         register_backend('other', prefix='openai:')(type('Other', (OpenAILM,), {}))

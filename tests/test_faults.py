@@ -129,13 +129,13 @@ def test_sigkill_in_a_flaky_run_then_resume(server, clean, tmp_path):
 
 
 def test_cli_says_how_many_calls_failed(server, tmp_path):
-    "`cogen cocoa eval` against the server with every request failing: exit 1, the count and the first error."
+    "`cogen cocoa score` against the server with every request failing: exit 1, the count and the first error."
     server.rate, cache = 1.0, _cache(tmp_path/'cache')
     q = tmp_path/'q.jsonl'
     g = subprocess.run([COGEN, 'cocoa', 'generate', '--per-config', '1', '--out', str(q)],
                        cwd=ROOT, env=_env(server, cache), capture_output=True, text=True)
     assert g.returncode == 0, g.stderr
-    r = subprocess.run([COGEN, 'cocoa', 'eval', '--model', MODEL, '--prompt', 'direct', '--data', str(q),
+    r = subprocess.run([COGEN, 'cocoa', 'score', str(q), '--model', MODEL, '--prompt', 'direct',
                         '--limit', '2'], cwd=ROOT, env=_env(server, cache), capture_output=True, text=True, timeout=300)
     server.rate = 0.0
     assert r.returncode == 1, r.stdout + r.stderr

@@ -1,8 +1,9 @@
-"""Statistics live in one place: `cogen_lib/metrics.py` (issue 50, item 7). Every interval, test, resampling, rank
-correlation and density is computed there; the engine (`claims.py`), the paper packages and their summaries call it.
+"""Statistics live in one place: `cogen_lib/metrics.py` and `cogen_lib/metrics_intervals.py`, whose names `metrics`
+re-exports (issue 50, item 7). Every interval, test, resampling, rank correlation and density is computed there; the
+engine (`claims.py`), the paper packages and their summaries call it.
 
-The scan reads every `cogen_lib/**/*.py` but `metrics.py` and the generated `_modidx.py` with `ast` (so comments and
-strings never count) and reports, file and line, each of:
+The scan reads every `cogen_lib/**/*.py` but those two (`STATS_MODULES`) and the generated `_modidx.py` with `ast` (so
+comments and strings never count) and reports, file and line, each of:
 
 - **scipy.stats**: `import scipy.stats`, `from scipy import stats`, `from scipy.stats import ...` or an attribute
   `scipy.stats`. (Other scipy modules, e.g. `scipy.sparse`, are fine.)
@@ -25,7 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT/'cogen_lib'
-EXEMPT = {'metrics.py', '_modidx.py'}
+STATS_MODULES = ('metrics.py', 'metrics_intervals.py')
+EXEMPT = {*STATS_MODULES, '_modidx.py'}
 HAND_WRITTEN = {'erf', 'erfc', 'erfinv', 'ndtr', 'ndtri', 'binomtest', 'binom_test', 'ttest_1samp', 'ttest_rel',
                 'ttest_ind', 'gaussian_kde', 'kendalltau', 'spearmanr', 'pearsonr', 'mannwhitneyu', 'wilcoxon',
                 'permutation_test', 'NormalDist', '_norm_cdf', '_norm_ppf', '_t_cdf', '_kde'}
@@ -108,7 +110,8 @@ def scan(root: Path = LIB) -> list[str]:
 
 def test_statistics_only_in_metrics():
     bad = scan()
-    assert not bad, ("statistics outside cogen_lib/metrics.py (move them into nbs/03_metrics.ipynb and call them):\n"
+    assert not bad, ("statistics outside cogen_lib/metrics.py and metrics_intervals.py (move them into "
+                     "nbs/03_metrics.ipynb or nbs/03a_metrics_intervals.ipynb and call them):\n"
                      + '\n'.join(bad))
 
 
@@ -175,7 +178,8 @@ def test_scan_catches_planted_violations(tmp_path):
     assert scan_source(ALLOWED, 'allowed.py') == []
     # the whole-tree scan reports a planted file by path and line, beside the others
     pkg = tmp_path/'cogen_lib'; (pkg/'paper').mkdir(parents=True)
-    (pkg/'metrics.py').write_text(PLANTED); (pkg/'paper'/'stats.py').write_text(PLANTED); (pkg/'ok.py').write_text(ALLOWED)
+    for name in STATS_MODULES: (pkg/name).write_text(PLANTED)            # the statistics modules may compute them
+    (pkg/'paper'/'stats.py').write_text(PLANTED); (pkg/'ok.py').write_text(ALLOWED)
     got = scan(pkg)
     assert got and all(g.split(':')[0].endswith('paper/stats.py') for g in got), got
     assert len(got) == len(hits)

@@ -140,36 +140,22 @@ def run(paper: str = typer.Argument(..., help="A paper with a grid in grids/ (e.
     from cogen_lib.grid import list_papers, load_grid
     from cogen_lib.core import project_root
     if out is not None: check_out_path(out, 'dir')
-    root, models, sets = project_root(), list(model or []), list(set_ or [])
+    root = project_root()
     papers = list_papers(root) if paper == 'all' else [paper]
-    grids = {p: load_grid(p, root) for p in papers}     # the paper's name and its whole grid: milliseconds, before the runner's imports (seconds)
-    if paper != 'all': grids[paper].runs(profile)       # and a profile the grid does not have
+    grids = {p: load_grid(p, root) for p in papers}     # the paper's name and its whole grid: milliseconds
     only_one_paper('run', paper, only)
     from cogen_lib.claims import load_claims
     for p in papers:                                    # a paper's claim file, checked against its grid before any run
         if (root/'claims'/f'{p}.yaml').exists(): load_claims(p, root)
-    from cogen_lib.runner import run_grid, plan_runs, select_runs, run_models_table, NotApplicable
-    if only: select_runs(plan_runs(grids[paper], profile, root, models, sets), list(only), paper)   # checked before anything runs
-    if models or sets:                                  # every change checked for every paper before anything runs
-        skipped = {}
-        for p in papers:
-            try: plan_runs(grids[p], profile, root, models, sets)
-            except NotApplicable as e:
-                if paper != 'all': raise
-                skipped[p] = str(e)
-        if skipped and len(skipped) == len(papers): raise CogenError(f"run all: the changes apply to no paper, e.g. {next(iter(skipped.values()))}")
-        for p, why in skipped.items(): typer.echo(f"{p}: skipped: {why}")
-        papers = [p for p in papers if p not in skipped]
-    from cogen_lib.runner import yours_out, YOURS_DIR
-    if out is None and any(yours_out(grids[p], profile, root, models, sets, force, list(only or [])) for p in papers):
-        out = root/YOURS_DIR                            # runs of yours never write over the project's tracked files
-        typer.echo(f"your runs write under {YOURS_DIR}/ (rows, notebooks, figures), not over the project's tracked results/ and "
-                   f"figures/; --out DIR chooses another folder; `cogen site --out {YOURS_DIR}` renders them")
+    from cogen_lib.plan import make_plans               # each paper's runs and every option, checked before anything
+    plans = make_plans(paper, profile, root, out, force, list(model or []), list(set_ or []), list(only or []),
+                       committed, grids, log=typer.echo)   # runs, and before the runner's imports (seconds)
+    if out is None: out = next(iter(plans.values())).out   # the project, or runs/_yours/ for runs of yours
+    from cogen_lib.runner import run_grid, run_models_table
     try:
-        reps = [run_grid(p, profile, out=out, force=force, executor=executor, workers=workers, scheduler=scheduler, models=models, sets=sets,
-                         committed=committed, only=list(only or []))
-                for p in papers]
-        if not any(r.failed for r in reps): run_models_table(profile, out=out, log=typer.echo)   # the models table across papers
+        reps = [run_grid(p, profile, plan=plan, executor=executor, workers=workers, scheduler=scheduler)
+                for p, plan in plans.items()]
+        if not any(r.failed for r in reps): run_models_table(profile, out=out, log=typer.echo)   # models across papers
     except KeyboardInterrupt: interrupted()
     if any(r.failed for r in reps): raise typer.Exit(1)
 
@@ -238,9 +224,9 @@ def results_import(paper: str = typer.Argument(..., help='The paper whose runs t
                    replace: bool = typer.Option(False, help='Replace committed rows with a re-execution of the same run (kept otherwise).')):
     "Check the finished runs in SRC (manifest, hash, grid, provenance) and copy their rows to results/<paper>/<profile>/, to commit."
     from cogen_lib.grid import load_grid
-    load_grid(paper)                                    # the paper's name and its grid, checked before the runner is imported
+    grid = load_grid(paper)                             # the paper's name and its grid, before the runner is imported
     from cogen_lib.runner import import_results
-    files = import_results(paper, src, profile, replace=replace, log=typer.echo)
+    files = import_results(paper, src, profile, replace=replace, log=typer.echo, grid=grid)
     for f in files: typer.echo(f"imported {f}")
     if not files: typer.echo(f"nothing new to import from {src}: its runs' rows are committed already"); return
     typer.echo(f"{len(files)} result file(s) in {files[0].parent}: commit them (git add {files[0].parent})")
@@ -260,13 +246,15 @@ def verify(paper: str = typer.Argument(..., help="A paper with committed rows (e
     1 on any difference, listed row by row. Writes results/<paper>/<profile>/VERIFIED.json."""
     from cogen_lib.grid import list_papers, load_grid
     if out is not None: check_out_path(out, 'dir')
-    for p in ([paper] if paper != 'all' else list_papers()): load_grid(p)     # the paper's name and its grid, before the runner is imported
+    grids = {p: load_grid(p) for p in ([paper] if paper != 'all' else list_papers())}   # the paper's name and its grid,
+                                                                                        # before the runner is imported
     from cogen_lib.runner import verify_committed
     from cogen_lib.results import committed_dir
     committed_dir('all', profile)                                       # a profile that is not committed: refused here
     papers = [paper] if paper != 'all' else [p for p in list_papers() if any(committed_dir(p, profile).glob('*.csv'))]
     if not papers: raise CogenError(f"verify all --profile {profile}: no paper has committed {profile!r} rows (results/<paper>/{profile}/*.csv)")
     only_one_paper('verify', paper, only)
-    try: recs = [verify_committed(p, profile, runs, seed, out=out, log=typer.echo, only=list(only or [])) for p in papers]
+    try: recs = [verify_committed(p, profile, runs, seed, out=out, log=typer.echo, only=list(only or []), grid=grids[p])
+                 for p in papers]
     except KeyboardInterrupt: interrupted()
     if not all(r['ok'] for r in recs): raise typer.Exit(1)

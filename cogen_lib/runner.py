@@ -4,26 +4,24 @@
 
 # %% ../nbs/04_runner.ipynb #d6305644
 from __future__ import annotations
-import ast, json, os, re, shutil, socket, tempfile, threading, time
-from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field, replace as with_fields
+import json, os, shutil, time
+from contextlib import nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
-import pandas as pd, yaml
-from .core import CogenError, cannot_write, project_root, stable_hash, sha256_file, atomic_write_text, make_rng, cache_dir, temp_env, thread_share
-from .grid import (Run, Grid, RunFiles, load_grid, notebook_hash, library_hash, source_commit, notebook_parameters,
-                            set_parameters, slug_key, FIGURE_PROFILES)
-from .results import (PROVENANCE_PROFILES, VERIFY_RULE, provenance_columns, check_provenance, committed_dir,
-                               check_committed, write_manifest, new_columns,
-                               compare_rows, compare_items, describe_difference, _device, yours_file, is_yours)
+import pandas as pd
+from .core import CogenError, project_root, atomic_write_text
+from .grid import Run, Grid, RunFiles, load_grid, library_hash, source_commit, slug_key, FIGURE_PROFILES
+from .results import PROVENANCE_PROFILES, committed_dir, yours_file, is_yours
 from .kernel import run_notebook
 from .models import check_model_name   # hub look-ups belong with the models; imported here for callers
+from .plan import *
+from .execute import *
+from .committed import *
+from .execute import _outcomes
 
 # %% auto #0
-__all__ = ['MAX_ERROR_CHARS', 'EXECUTORS', 'HEARTBEAT_QUIET', 'YOURS_DIR', 'MAX_SCORE_LINES', 'VERIFY_SHARED_CACHES',
-           'MAX_LISTED_DIFFERENCES', 'MODELS_NOTEBOOK', 'GridReport', 'is_fresh', 'execute_run', 'RunBusy', 'run_lock',
-           'model_choices', 'NotApplicable', 'plan_runs', 'select_runs', 'last_progress', 'heartbeat',
-           'adopt_old_names', 'yours_out', 'outcome_lines', 'run_grid', 'reuse_committed', 'import_results',
-           'verify_committed', 'run_summary', 'run_models_table']
+__all__ = ['MAX_SCORE_LINES', 'MODELS_NOTEBOOK', 'GridReport', 'adopt_old_names', 'outcome_lines', 'run_grid', 'run_summary',
+           'run_models_table']
 
 # %% ../nbs/04_runner.ipynb #1aeb38bf
 @dataclass
@@ -44,290 +42,6 @@ class GridReport:
         busy = f", busy {len(self.busy)} (executed by another process)" if self.busy else ''
         return (f"ran {len(self.ran)}, skipped {len(self.skipped)} (fresh){reused}{absent}{busy}, failed {len(self.failed)}{inc}; "
                 f"model calls in this invocation: {self.model_calls}")
-
-# %% ../nbs/04_runner.ipynb #a74e611b
-def _manifest(run: Run, root: Path, lib_h: str) -> dict:
-    "What a run's manifest must say for the run to be fresh: its paper, profile, notebook, parameters and both hashes."
-    return {'paper': run.paper, 'profile': run.profile, 'notebook': run.notebook, 'params': run.params,
-            'notebook_hash': notebook_hash(root/run.notebook), 'library_hash': lib_h}
-
-# %% ../nbs/04_runner.ipynb #42ad4f61
-def is_fresh(run: Run, root: Path, out: Path, lib_h: str | None = None) -> bool:
-    "Did `run` already succeed with the same parameters, notebook and library, and is its result file intact?"
-    f = RunFiles(out, run.paper, run.slug)
-    if not (f.manifest.exists() and f.results.exists()): return False
-    try: m = json.loads(f.manifest.read_text())
-    except json.JSONDecodeError: return False
-    want = _manifest(run, root, lib_h or library_hash(run.paper))
-    return (m.get('status') == 'ok' and all(m.get(k) == v for k, v in want.items())
-            and m.get('results_sha256') == sha256_file(f.results))
-
-# %% ../nbs/04_runner.ipynb #787a8c70
-MAX_ERROR_CHARS = 4000
-"How much of a failed run's error its manifest keeps (a notebook's traceback can be very long)."
-
-def _first_line(e: BaseException) -> str:
-    "A one-line description of an exception; for a failed notebook cell, its exception name and value."
-    if hasattr(e, 'ename'): return f"{e.ename}: {e.evalue}"
-    return f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
-
-def _incomplete(e: BaseException) -> bool:
-    "Did model calls fail (`models.FailedCalls`, raised here or in a run's kernel)? Such a run is incomplete, not broken: a rerun retries the calls."
-    return (getattr(e, 'ename', None) or type(e).__name__) == 'FailedCalls'
-
-def _cannot_write(e: BaseException) -> bool:
-    "Did a write fail (`core.CannotWrite`: a full or read-only disk, no permission; here or in a run's kernel)? Every later run would fail the same way."
-    import errno
-    return ((getattr(e, 'ename', None) or type(e).__name__) == 'CannotWrite'
-            or isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT))
-
-# %% ../nbs/04_runner.ipynb #d66bd8ae
-def execute_run(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = False, store: Path | None = None) -> pd.DataFrame:
-    """Execute one run with papermill; on success move its rows into `results/` and write its manifest. Returns the rows.
-    With `provenance`, every row also gets the columns of `provenance_columns` (device, commit, wall seconds, and the
-    torch threads of a notebook with a `threads` parameter); with `store` (a `committed_dir`), the result file and the
-    per-item file are copied there too, to be committed, and recorded in its manifest (`results.write_manifest`)."""
-    nb = root/run.notebook
-    if not nb.exists(): raise CogenError(f"grid {run.paper}: notebook {nb} does not exist")
-    f = RunFiles(out, run.paper, run.slug)
-    f.runs_dir.mkdir(parents=True, exist_ok=True); f.results_dir.mkdir(parents=True, exist_ok=True)
-    items = RunFiles.items_of(f.partial)
-    for q in (f.manifest, f.partial, items, f.items): q.unlink(missing_ok=True)   # a rerun is stale until it succeeds again
-    man = {**_manifest(run, root, lib_h), 'status': 'running', 'started': time.strftime('%Y-%m-%dT%H:%M:%S'), 'commit': source_commit(root)}
-    atomic_write_text(f.context, json.dumps({'paper': run.paper, 'profile': run.profile, 'slug': run.slug, 'params': run.params}, indent=1))
-    t0 = time.time()
-    try:
-        run_notebook(nb, f.notebook, f.kernel_log, parameters={**run.params, 'results_path': str(f.partial)}, cwd=root)
-        if not f.partial.exists(): raise CogenError(f"{nb} finished without writing results: it must end with Recorder.from_run(results_path).save()")
-        df = pd.read_csv(f.partial, keep_default_na=False, na_values=[''])
-        if provenance:
-            thr = df['threads'].iloc[0] if 'threads' in df.columns and df['threads'].notna().all() else None
-            df = df.assign(**provenance_columns(root, time.time() - t0, None if thr is None else int(thr)))
-            atomic_write_text(f.partial, df.to_csv(index=False, lineterminator='\n'))
-        if items.exists(): os.replace(items, f.items)
-        os.replace(f.partial, f.results)
-        if store is not None:       # rows committed under an earlier name of the run (`Run.file_in`) are replaced under that name
-            dest = run.file_in(store) or store/f.results.name; ditems = RunFiles.items_of(dest)
-            atomic_write_text(dest, f.results.read_bytes())
-            if f.items.exists(): atomic_write_text(ditems, f.items.read_bytes())
-            else: ditems.unlink(missing_ok=True)          # an older per-item file does not belong to these rows
-            write_manifest(store, [dest.name, ditems.name])
-            man['stored'] = str(dest)
-    except BaseException as e:        # no rows of a failed or incomplete run are kept, stored or committed
-        f.partial.unlink(missing_ok=True); items.unlink(missing_ok=True)
-        status = 'incomplete' if _incomplete(e) else 'failed'
-        atomic_write_text(f.manifest, json.dumps({**man, 'status': status, 'error': _first_line(e)[:MAX_ERROR_CHARS]}, indent=1))
-        raise
-    finally: f.context.unlink(missing_ok=True)
-    atomic_write_text(f.manifest, json.dumps({**man, 'status': 'ok', 'seconds': round(time.time() - t0, 1),
-                                               'results_sha256': sha256_file(f.results)}, indent=1))
-    return df
-
-# %% ../nbs/04_runner.ipynb #fc6cce2b
-class RunBusy(CogenError):
-    "Another live process is executing the run (it holds the run's lock, `run_lock`)."
-
-@contextmanager
-def run_lock(f: RunFiles):
-    """Hold run `f.slug`'s lock (`RunFiles.lock`) for the block; `RunBusy`, naming the holder, when another process (or
-    another holder in this one) has it. Without `fcntl` (Windows) there is no lock."""
-    try: import fcntl
-    except ImportError: yield; return
-    try: f.runs_dir.mkdir(parents=True, exist_ok=True); fd = os.open(f.lock, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as e: raise cannot_write(f.lock, e, 'the lock of a run') from None
-    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)    # the lock file is never removed, so every process locks the same one
-    except BlockingIOError:
-        try: who = json.loads(os.pread(fd, 4096, 0) or b'{}')
-        except ValueError: who = {}
-        os.close(fd)
-        raise RunBusy(f"run {f.slug} is being executed by process {who.get('pid', '?')} on {who.get('host', '?')} since "
-                      f"{who.get('started', '?')} (it holds {f.lock}): not executed here; wait for it, or leave the run out (--only)") from None
-    try:
-        try: os.ftruncate(fd, 0); os.pwrite(fd, json.dumps({'pid': os.getpid(), 'host': socket.gethostname(), 'started': time.strftime('%Y-%m-%dT%H:%M:%S')}).encode(), 0)
-        except OSError: pass             # who holds it only serves messages; on a full disk the run's own writes fail, naming their paths
-        yield
-    finally:
-        try: os.ftruncate(fd, 0)
-        finally: os.close(fd)            # closing releases the lock; the empty file stays (removing it would race)
-
-# %% ../nbs/04_runner.ipynb #ce1ab383
-EXECUTORS = ('local', 'dask')
-
-def _execute_one(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = False, store: Path | None = None,
-                 recheck: bool = False) -> dict:
-    """`execute_run` under the run's lock (`run_lock`) for an executor: its outcome as plain data (`slug`, `error` or `None`,
-    `incomplete`: whether model calls failed, `cannot_write`: whether the disk was full or read-only, `model_calls`,
-    `busy`: why another process has it, `fresh`: with `recheck`, another process finished it before this one got the
-    lock); only Ctrl-C is raised."""
-    none = dict(slug=run.slug, error=None, incomplete=False, cannot_write=False, model_calls=0, busy=None, fresh=False)
-    try:
-        with run_lock(RunFiles(out, run.paper, run.slug)):
-            if recheck and is_fresh(run, root, out, lib_h): return {**none, 'fresh': True}
-            df = execute_run(run, root, out, lib_h, provenance=provenance, store=store)
-    except RunBusy as e: return {**none, 'busy': str(e)}
-    except Exception as e:
-        if getattr(e, 'ename', None) == 'KeyboardInterrupt': raise KeyboardInterrupt from None   # Ctrl-C reached the kernel first
-        return {**none, 'error': _first_line(e), 'incomplete': _incomplete(e), 'cannot_write': _cannot_write(e)}
-    return {**none, 'model_calls': int(df.loc[df.metric == 'model_calls', 'value'].sum())}
-
-# %% ../nbs/04_runner.ipynb #e02b81b3
-def _update_env(env: dict):
-    "A worker process's initializer: `env` into its environment (a module-level function, so `spawn` can pickle it)."
-    os.environ.update(env)
-
-def _outcomes(jobs: list[tuple], executor: str = 'local', workers: int = 1, scheduler: str | None = None):
-    """Run `_execute_one(*args)` for each of `jobs`, yielding outcomes as they finish: here one at a time, here in `workers`
-    processes, or on Dask. Local workers each get their `thread_share` of the cores (a Dask scheduler's workers keep their own)."""
-    if executor not in EXECUTORS: raise CogenError(f"executor must be one of {EXECUTORS}, got {executor!r}")
-    if not isinstance(workers, int) or workers < 1: raise CogenError(f"workers must be a positive int, got {workers!r}")
-    if scheduler and executor != 'dask': raise CogenError(f"a scheduler address ({scheduler}) needs executor='dask'")
-    if executor == 'local' and workers == 1:
-        for args in jobs: yield _execute_one(*args)
-    elif executor == 'local':
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context('spawn'), initializer=_update_env, initargs=(thread_share(workers),)) as pool:
-            for f in as_completed([pool.submit(_execute_one, *args) for args in jobs]): yield f.result()
-    else:
-        try: from distributed import Client, LocalCluster, as_completed
-        except ImportError: raise CogenError("executor='dask' needs dask.distributed: pip install 'cogen_lib[dask]'") from None
-        cluster = None
-        try:
-            if scheduler: client = Client(scheduler)
-            else:
-                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       env=thread_share(workers))
-                client = Client(cluster)
-        except (OSError, TimeoutError) as e: raise CogenError(f"cannot reach the Dask scheduler at {scheduler or 'a new LocalCluster'}: {e}") from e
-        try:   # retries=0: a run lost with its worker is redone by the next invocation, never twice at once
-            futs = [client.submit(_execute_one, *args, key=f"cogen-{args[0].paper}-{args[0].slug}-{stable_hash([time.time_ns(), i], 6)}",
-                                  pure=False, retries=0) for i, args in enumerate(jobs)]
-            for f in as_completed(futs): yield f.result()
-        finally:
-            client.close()
-            if cluster is not None: cluster.close()
-
-# %% ../nbs/04_runner.ipynb #7c3e0005
-def model_choices(grid: Grid, root: Path) -> list[str] | None:
-    """None when `grid`'s runs evaluate or fine-tune pretrained models (its `model_kind`, the default); else (`model_kind:
-    architecture`) the architectures its runs train from scratch (the `model` values of its profiles and the default of
-    its notebooks, sorted), which `--model` selects among."""
-    if grid.model_kind != 'architecture': return None
-    vals = {str(r.params['model']) for p in grid.profiles for r in grid.runs(p) if 'model' in r.params}
-    for nb in {r.notebook for p in grid.profiles for r in grid.runs(p)}:
-        prm = notebook_parameters(root/nb).get('model')
-        if prm is not None: vals.add(str(ast.literal_eval(prm.default)))
-    return sorted(vals)
-
-# %% ../nbs/04_runner.ipynb #7c3e0008
-class NotApplicable(CogenError):
-    "`--model` or `--set` asks for something a paper's runs do not have: a parameter its notebook does not declare, pretrained weights for a model trained from scratch."
-
-# %% ../nbs/04_runner.ipynb #7c3e000a
-def plan_runs(grid: Grid, profile: str, root: Path, models: list[str] = (), sets: list[str] = ()) -> list[Run]:
-    """The runs of `profile` as `cogen run --model ... --set ...` changes them, all checked before anything runs. `sets`
-    (`key=value`) set a parameter of the run notebook in every run (`grid.set_parameters`: an unknown key or a value of
-    the wrong type is an error listing the parameters and their types). `models`: for pretrained models
-    (`model_choices` is None), each run once per name, with its `model` replaced (`check_model_name` checks each name);
-    for architectures trained from scratch, the runs of those architectures. Runs that become identical run once."""
-    runs = grid.runs(profile)
-    if not (models or sets): return runs
-    keys = [s.partition('=')[0].strip() for s in sets]
-    if 'model' in keys: raise CogenError("--set model=...: use --model NAME, which checks the name (repeat it for several models)")
-    values = {}
-    for nb in dict.fromkeys(r.notebook for r in runs):
-        prm = notebook_parameters(root/nb)
-        listing = f"{nb} declares (name: type = default): {', '.join(map(str, prm.values()))}"
-        unknown = [k for k, s in zip(keys, sets) if '=' in s and k and k not in prm and k != 'results_path']
-        if unknown: raise NotApplicable(f"--set {unknown[0]}: {grid.paper}'s runs have no parameter {unknown[0]!r}; {listing}")
-        if models and 'model' not in prm: raise NotApplicable(f"--model: {grid.paper}'s runs have no `model` parameter; {listing}")
-        values[nb] = set_parameters(prm, list(sets), nb)
-    if models:
-        arch = model_choices(grid, root)
-        if arch is None:
-            for m in models: check_model_name(m)
-            runs = [with_fields(r, params={**r.params, 'model': m}) for m in models for r in runs]
-        else:
-            bad = [m for m in models if m not in arch]
-            if bad: raise NotApplicable(f"--model {bad[0]}: {grid.paper} trains its models from scratch, so its `model` parameter "
-                                        f"chooses an architecture ({', '.join(arch)}), not pretrained weights; pass one of those, or leave --model out")
-            default = {nb: ast.literal_eval(notebook_parameters(root/nb)['model'].default) for nb in values}
-            runs = [r for r in runs if r.params.get('model', default[r.notebook]) in models]
-            if not runs: raise NotApplicable(f"--model {', '.join(models)}: the {profile!r} profile of {grid.paper} has no run of that architecture")
-    runs = [with_fields(r, params={**r.params, **values[r.notebook]}) for r in runs]   # named as the grid names its runs
-    return list({r.slug: r for r in runs}.values())
-
-# %% ../nbs/04_runner.ipynb #37385ec6
-_UNSET = object()
-
-def select_runs(runs: list[Run], only: list[str], paper: str = '') -> list[Run]:
-    """The runs whose parameters match every `key=value` of `only` (`cogen run --only`): the value is read as YAML, so
-    `seed=1` matches the int 1 and `variant=cogs` the string. A run that leaves a parameter to its notebook has that
-    notebook's default (`Run.defaults`): `decoding=greedy` selects the ReCOGS runs that do not set `decoding`. A malformed
-    item, a key neither a run nor its notebook has, or a selection that matches no run is an error naming what the runs have."""
-    if not only: return runs
-    want = {}
-    for s in only:
-        k, eq, v = s.partition('='); k = k.strip()
-        if not eq or not k: raise CogenError(f"--only {s!r}: write key=value, e.g. --only seed=1")
-        want[k] = yaml.safe_load(v) if v.strip() else ''
-    value = lambda r, k: r.value(k, _UNSET)   # what the run executes with
-    keys = sorted({p for r in runs for p in (*r.params, *(r.defaults or {}))})
-    for k in want:
-        if k not in keys: raise CogenError(f"--only {k}=...: no run of {paper} has a parameter {k!r}; its runs set {', '.join(keys)}")
-    same = lambda a, b: a is not _UNSET and (a == b or str(a) == str(b))
-    sel = [r for r in runs if all(same(value(r, k), v) for k, v in want.items())]
-    if not sel:
-        have = '; '.join(f"{k}: {', '.join(sorted({str(value(r, k)) for r in runs if value(r, k) is not _UNSET}))}" for k in want)
-        raise CogenError(f"--only {' '.join(only)}: no run of {paper} matches; its runs have {have}")
-    return sel
-
-# %% ../nbs/04_runner.ipynb #52f7de6e
-def last_progress(log_path: Path, tail: int = 2000) -> str:
-    "The last line a run's kernel log shows (a progress bar's latest state: the text after its last carriage return), or ''."
-    try:
-        with open(log_path, 'rb') as f:
-            f.seek(0, 2); f.seek(max(0, f.tell() - tail)); text = f.read().decode('utf-8', 'replace')
-    except OSError: return ''
-    parts = [p.strip() for p in re.split(r'[\r\n]', text) if p.strip() and not p.lstrip().startswith('[IPKernelApp]')]
-    return parts[-1][:160] if parts else ''
-
-HEARTBEAT_QUIET = 20.0
-"""Seconds a working run may show no new line before `heartbeat` says it is still at its last one: the terminal is
-never silent longer while a run works."""
-
-@contextmanager
-def heartbeat(folder: Path, log, every: float | None = None, names=None, quiet: float = HEARTBEAT_QUIET):
-    """While the block runs, every `every` seconds (`COGEN_HEARTBEAT`, default 10; 0: never) `log` the latest progress
-    line of each kernel log under `folder` written since the block began, once per change: a long run shows where it is
-    on the terminal. A run whose line has not changed for `quiet` seconds (or that has printed nothing yet) is named
-    again with how long it has been quiet, and while no run has a log yet (a kernel starting) one line says the block
-    is still at work. `names`: only the logs of these runs (another `cogen run` sharing the folder
-    writes its own); pass a set and remove a run from it when it ends: nothing of it is shown after that."""
-    every = float(os.environ.get('COGEN_HEARTBEAT', 10)) if every is None else every
-    if every <= 0: yield; return
-    start, stop, seen, said = time.time(), threading.Event(), {}, [time.time()]   # seen: name -> [line, changed, shown]
-    def show(s): said[0] = time.time(); log(s)
-    def beat():
-        while not stop.wait(every):
-            now = time.time()
-            for f in sorted(Path(folder).glob('*.kernel.log')):
-                name = f.name[:-len('.kernel.log')]
-                if names is not None and name not in names: continue
-                try: fresh = f.stat().st_mtime >= start
-                except OSError: continue
-                if not fresh: continue
-                line = last_progress(f); s = seen.setdefault(name, [None, now, now])
-                if line and line != s[0]: s[:] = [line, now, now]; show(f"  ... {name[:60]}: {line}")
-                elif now - s[2] >= quiet:
-                    s[2] = now
-                    quiet_for = f"{now - s[1]:.0f} s"
-                    show(f"  ... {name[:60]}: " + (f"{s[0]} (no new line for {quiet_for})" if s[0] else f"started, no output yet ({quiet_for})"))
-            if now - said[0] >= quiet and (names is None or names):
-                show(f"  ... still at work ({now - start:.0f} s), no output yet")
-    t = threading.Thread(target=beat, daemon=True); t.start()
-    try: yield
-    finally: stop.set(); t.join(timeout=5)
 
 # %% ../nbs/04_runner.ipynb #773ea014
 def adopt_old_names(grid: Grid, out: Path) -> int:
@@ -350,22 +64,6 @@ def adopt_old_names(grid: Grid, out: Path) -> int:
                 if x.exists(): os.replace(x, y) if not y.exists() else x.unlink()
             moved += 1
     return moved
-
-# %% ../nbs/04_runner.ipynb #3e5ca08b
-YOURS_DIR = 'runs/_yours'
-"""Where a run of yours writes when `cogen run` is given no other `--out`: under `runs/` (never tracked), as an output
-folder of its own (`runs/`, `results/` and `figures/` inside), which `cogen site --out runs/_yours` renders."""
-
-def yours_out(grid: Grid, profile: str, root: Path, models: list[str] = (), sets: list[str] = (), force: bool = False,
-              only: list[str] = ()) -> Path | None:
-    """`root/YOURS_DIR` when `cogen run` into the project would write over its tracked files: runs changed by `models` or
-    `sets` (their rows and figures are yours, not the grid's), or `force` re-executing runs whose rows are committed (a
-    re-execution goes to the scratch store; `cogen results import --replace` brings it in). Else None: the project."""
-    if models or sets: return root/YOURS_DIR
-    cdir = committed_dir(grid.paper, profile, root) if profile in PROVENANCE_PROFILES else None
-    if force and cdir is not None and cdir.is_dir():
-        if any(r.file_in(cdir) for r in select_runs(grid.runs(profile), list(only), grid.paper)): return root/YOURS_DIR
-    return None
 
 # %% ../nbs/04_runner.ipynb #45334218
 MAX_SCORE_LINES = 6
@@ -401,23 +99,140 @@ def outcome_lines(paper: str, profile: str, out: Path, root: Path | None = None,
     lines.append(f"{paper}/{profile}: rows: {rel(f.results_dir)}" + (f"; figures: {rel(figs)}" if summarised else '') + f"; notebooks: {rel(f.runs_dir)}")
     return lines
 
+# %% ../nbs/04_runner.ipynb #f481c5a2
+def _adopt(plan: Plan, log):
+    "The plan's files under an earlier name of their run renamed (`adopt_old_names`), with one line saying so."
+    moved = adopt_old_names(plan.grid, plan.out)
+    if moved:
+        log(f"{plan.paper}: the files of {moved} run(s) under {plan.out} carried an earlier name of their run; renamed "
+            "to its slug")
+
+def _reuse(plan: Plan, lib_h: str, log) -> dict[str, str]:
+    """The committed rows of the plan's reused runs put where the summaries read (`reuse_committed`), with a line on the
+    runs changed by `--model`/`--set` and one on the plan's runs that use committed rows: `{slug: device}`."""
+    paper, profile = plan.paper, plan.profile
+    if plan.custom:
+        changes = ' '.join([*(f'--model {m}' for m in plan.models), *(f'--set {s}' for s in plan.sets)])
+        log(f"{paper}/{profile}: {len(plan.custom)} run(s) changed by {changes}"
+            + (f", under slugs of their own; not committed (only the runs of grids/{paper}.yaml are)" if plan.keeps
+               else ", under slugs of their own"))
+    reused = reuse_committed(plan.grid, profile, list(plan.reused), plan.root, plan.out, lib_h) if plan.keeps else {}
+    mine = [s for s in reused if s in {r.slug for r in plan.runs}]
+    if mine:
+        devices = ', '.join(sorted({reused[s] for s in mine}))
+        log(f"{paper}/{profile}: {len(mine)} of {len(plan.runs)} run(s) use the rows committed in "
+            f"{plan.rel(plan.cdir)}/ (device: {devices}); not executed here (--force executes them again)")
+    return reused
+
+def _to_execute(plan: Plan, reused: dict, lib_h: str, rep: GridReport, log) -> list[Run]:
+    """The plan's runs to execute: not reused, not fresh (unless `--force`); with `--committed`, none (those are listed
+    in `rep.absent`, in one line)."""
+    todo = []
+    for run in plan.runs:
+        if run.slug in reused: rep.reused.append(run.slug)
+        elif not plan.force and is_fresh(run, plan.root, plan.out, lib_h): rep.skipped.append(run.slug)
+        elif plan.committed: rep.absent.append(run.slug)
+        else: todo.append(run)
+    if rep.absent:
+        paper, profile = plan.paper, plan.profile
+        log(f"{paper}/{profile}: {len(rep.absent)} of {len(plan.runs)} run(s) have no committed rows in "
+            f"{plan.rel(plan.cdir)}/ and no fresh rows here, so the summaries "
+            f"leave them out (--committed executes no run; `cogen run {paper} --profile {profile}` executes them): "
+            f"{', '.join(rep.absent)}")
+    return todo
+
+def _execute(plan: Plan, todo: list[Run], lib_h: str, rep: GridReport, executor: str, workers: int,
+             scheduler: str | None, log):
+    """Execute `todo` with the executor (`_outcomes`), the heartbeat showing their progress, each outcome in `rep`;
+    then one line on the rows the finished runs committed. A full or read-only disk stops the grid."""
+    from tqdm.auto import tqdm
+    paper, profile, out = plan.paper, plan.profile, plan.out
+    ours = {r.slug for r in plan.base}
+    store = plan.store
+    jobs = [(r, plan.root, out, lib_h, plan.keeps, store if r.slug in ours else None, not plan.force) for r in todo]
+    runs_dir = RunFiles(out, plan.grid.paper).runs_dir
+    if todo: log(f"{paper}/{profile}: executing {len(todo)} run(s); each run's own progress goes to its kernel log, "
+                 f"{plan.rel(runs_dir)}/<run>.kernel.log (its latest line here when it changes)")
+    live = {r.slug for r in todo}                     # the runs not finished yet: the heartbeat shows only these
+    with heartbeat(runs_dir, lambda s: tqdm.write(s), names=live):
+        for o in tqdm(_outcomes(jobs, executor, workers, scheduler), total=len(todo), desc=f'{paper}/{profile}',
+                      unit='run', disable=not todo):
+            live.discard(o['slug'])
+            if o.get('busy'):                 # another process shares `out` and has this run: it writes the rows
+                log(f"BUSY {paper}/{o['slug']}: {o['busy']}"); rep.busy.append(o['slug']); continue
+            if o.get('fresh'): rep.skipped.append(o['slug']); continue   # another process finished it meanwhile
+            if o['error']:
+                what = 'INCOMPLETE' if o.get('incomplete') else 'FAILED'
+                log(f"{what} {paper}/{o['slug']}: {o['error']}\n"
+                    f"  see {RunFiles(out, plan.grid.paper, o['slug']).notebook}")
+                rep.failed.append(o['slug'])
+                if o.get('incomplete'): rep.incomplete.append(o['slug'])
+                if o.get('cannot_write'):     # a full or read-only disk: the next runs would fail the same way
+                    raise CogenError(f"{paper}/{profile}: stopped at run {o['slug']}: "
+                                     f"{o['error'].removeprefix('CannotWrite: ')}")
+            else: rep.ran.append(o['slug']); rep.model_calls += o['model_calls']
+    order = {r.slug: i for i, r in enumerate(plan.runs)}
+    for part in (rep.ran, rep.skipped, rep.failed, rep.incomplete, rep.busy): part.sort(key=order.get)
+    stored = [s for s in rep.ran if s in ours] if plan.keeps else []
+    if stored:
+        log(f"{paper}/{profile}: {len(stored)} finished run(s) wrote their rows to {plan.rel(store)}/: "
+            + (f"commit them (git add {plan.rel(store)})" if out == plan.root else
+               f"bring them into the project with `cogen results import {paper} {plan.rel(out)} --profile {profile}"
+               + (" --replace` (they re-execute committed runs)" if plan.force else '`')))
+
+def _summarise(plan: Plan, rep: GridReport, reused: dict, lib_h: str, log) -> bool:
+    """Execute the grid's summaries (`run_summary`) over the plan's runs that have rows, beside the runs of the profile
+    found here (when `--model`/`--set` changed the runs) and the committed rows of the other committed profiles
+    (`Plan.beside`, given a manifest each for their pages); not while a run failed or is executed by another process.
+    Whether they ran."""
+    paper, profile, grid, root, out = plan.paper, plan.profile, plan.grid, plan.root, plan.out
+    if rep.busy and not rep.failed:
+        log(f"{paper}/{profile}: no summary yet: {len(rep.busy)} run(s) are being executed by another process; "
+            f"the summaries run when a `cogen run` finds every run fresh")
+    if rep.failed or rep.busy: return False
+    order = {r.slug for r in plan.runs}
+    others = 0
+    for p, n, runs in plan.beside:
+        others += n
+        log(f"{paper}/{profile}: the summaries also show the {n} committed {p!r} run(s) in "
+            f"{plan.rel(committed_dir(grid.paper, p, root))}/ (read, not executed)")
+        pages = [r for r in runs if r.slug not in order and not RunFiles(out, grid.paper, r.slug).manifest.exists()]
+        reuse_committed(grid, p, pages, root, out, lib_h, copy_rows=False)   # their run pages (a run of theirs
+                                                                             # executed here keeps its own)
+    absent = set(rep.absent)
+    slugs = [r.slug for r in plan.runs if r.slug not in absent]
+    if plan.custom:
+        found = lambda r: r.slug in reused or is_fresh(r, root, out, lib_h)
+        beside = [r.slug for r in plan.base if r.slug not in order and found(r)]
+        log(f"{paper}/{profile}: the summaries show the changed runs beside the {len(beside)} of {len(plan.base)} "
+            "run(s) of the profile found here")
+        slugs += beside
+    changes = {r.slug: list(plan.sets) for r in plan.custom}   # the summaries name the model of these runs as yours
+    if not (slugs or others):
+        log(f"{paper}/{profile}: no rows of this or any committed profile here, so no summary; `cogen run {paper} "
+            f"--profile {profile}` executes its runs")
+        return False
+    for nb in grid.summaries: run_summary(grid, nb, profile, root, out, slugs, yours=changes, log=log)
+    return True
+
 # %% ../nbs/04_runner.ipynb #d37d9f09
 def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None, out: Path | str | None = None,
              force: bool = False, summary: bool = True, log=print, executor: str = 'local', workers: int = 1,
              scheduler: str | None = None, models: list[str] = (), sets: list[str] = (), committed: bool = False,
-             only: list[str] = ()) -> GridReport:
-    """Execute `paper`'s `profile` (skipping fresh runs unless `force`), then its summary notebooks. `executor='local'` runs
-    `workers` runs at once on this machine; `'dask'` submits each run to a Dask cluster (a `LocalCluster` of `workers`
-    processes, or the scheduler at `scheduler`), whose workers must see `root` and `out` at the same paths.
+             only: list[str] = (), plan: Plan | None = None) -> GridReport:
+    """Execute `paper`'s `profile` (skipping fresh runs unless `force`), then its summary notebooks. `executor='local'`
+    runs `workers` runs at once on this machine; `'dask'` submits each run to a Dask cluster (a `LocalCluster` of
+    `workers` processes, or the scheduler at `scheduler`), whose workers must see `root` and `out` at the same paths.
 
     The runs of a `PROVENANCE_PROFILES` profile are committed: a run that finishes also writes its rows into that
-    profile's `committed_dir` under `out`, and a run whose rows are committed under `root` is not executed: its committed
-    rows are used (`reuse_committed`), with one line saying how many, from where, computed on what. `force` executes
-    them again. `models` and `sets` (`cogen run --model/--set`) change the runs (`plan_runs`): such runs have slugs of
-    their own, are never committed (they are not runs of the grid), and the summaries show them beside the runs of the
-    profile that are here (fresh or committed), their model named as yours (`results.yours_label`). Such a run, or a
-    `force` over committed rows, writes into `yours_out` (`runs/_yours/`) when `out` is not given (or is the project),
-    so tracked files are never touched. `only` (`cogen run --only key=value`) keeps the runs it selects (`select_runs`).
+    profile's `committed_dir` under `out`, and a run whose rows are committed under `root` is not executed: its
+    committed rows are used (`reuse_committed`), with one line saying how many, from where, computed on what. `force`
+    executes them again. `models` and `sets` (`cogen run --model/--set`) change the runs (`plan_runs`): such runs have
+    slugs of their own, are never committed (they are not runs of the grid), and the summaries show them beside the runs
+    of the profile that are here (fresh or committed), their model named as yours (`results.yours_label`). Such a run,
+    or a `force` over committed rows, writes into `yours_out` (`runs/_yours/`) when `out` is not given (or is the
+    project), so tracked files are never touched. `only` (`cogen run --only key=value`) keeps the runs it selects
+    (`select_runs`).
 
     While runs and summaries execute, `heartbeat` shows their progress; the last lines say what was done
     (`GridReport`), the headline score(s) of the profile (`outcome_lines`) and where its rows and figures are.
@@ -425,274 +240,23 @@ def run_grid(paper: str, profile: str = 'smoke', root: Path | str | None = None,
     `committed` (`cogen run --committed`, what `make site` does) executes no run: the summaries read the committed rows
     and the runs that are fresh under `out`; the runs with neither are listed in one line (`GridReport.absent`), and a
     paper with no rows of any committed profile gets no summary. A fresh clone builds every paper's pages this way in
-    minutes, without a model."""
-    from tqdm.auto import tqdm
-    root = Path(root).resolve() if root else project_root(); out = Path(out).resolve() if out else root
-    rel = lambda p: p.relative_to(root) if p.is_relative_to(root) else p
-    if committed and profile not in PROVENANCE_PROFILES:
-        raise CogenError(f"run {paper} --profile {profile} --committed: {profile!r} rows are never committed (only those of "
-                         f"{', '.join(PROVENANCE_PROFILES)}); leave out --committed to execute its runs")
-    if committed and (force or models or sets):
-        raise CogenError(f"run {paper} --committed executes no run, so it takes no " + ' or '.join(
-            o for o, v in (('--force', force), ('--model', models), ('--set', sets)) if v))
-    grid = load_grid(paper, root); base = grid.runs(profile)
-    if out == root and (yours := yours_out(grid, profile, root, models, sets, force, only)):
-        out = yours
-        log(f"{paper}/{profile}: your runs write under {rel(out)}/ (its runs/, results/ and figures/), never over the project's "
-            f"tracked files; --out DIR chooses another folder")
-    moved = adopt_old_names(grid, out)
-    if moved: log(f"{paper}: the files of {moved} run(s) under {out} carried an earlier name of their run; renamed to its slug")
-    runs = select_runs(plan_runs(grid, profile, root, models, sets), only, paper); lib_h = library_hash(grid.paper)
-    ours, order = {r.slug for r in base}, {r.slug: i for i, r in enumerate(runs)}
-    custom = [r for r in runs if r.slug not in ours]
-    rep, todo = GridReport(), []
-    prov = profile in PROVENANCE_PROFILES
-    if custom:
-        log(f"{paper}/{profile}: {len(custom)} run(s) changed by " + ' '.join([*(f'--model {m}' for m in models), *(f'--set {s}' for s in sets)])
-            + (f", under slugs of their own; not committed (only the runs of grids/{paper}.yaml are)" if prov else ", under slugs of their own"))
-    pool = ([] if force else runs) + ([r for r in base if r.slug not in order] if custom else [])   # custom: ours beside them
-    reused = reuse_committed(grid, profile, pool, root, out, lib_h) if prov else {}
-    mine = [s for s in reused if s in order]
-    if mine:
-        devices = ', '.join(sorted({reused[s] for s in mine}))
-        log(f"{paper}/{profile}: {len(mine)} of {len(runs)} run(s) use the rows committed in {rel(committed_dir(grid.paper, profile, root))}/ "
-            f"(device: {devices}); not executed here (--force executes them again)")
-    for run in runs:
-        if run.slug in reused: rep.reused.append(run.slug)
-        elif not force and is_fresh(run, root, out, lib_h): rep.skipped.append(run.slug)
-        elif committed: rep.absent.append(run.slug)
-        else: todo.append(run)
-    if rep.absent:
-        log(f"{paper}/{profile}: {len(rep.absent)} of {len(runs)} run(s) have no committed rows in {rel(committed_dir(grid.paper, profile, root))}/ "
-            f"and no fresh rows here, so the summaries leave them out (--committed executes no run; `cogen run {paper} --profile "
-            f"{profile}` executes them): {', '.join(rep.absent)}")
-    store = committed_dir(grid.paper, profile, out) if prov else None
-    jobs = [(r, root, out, lib_h, prov, store if r.slug in ours else None, not force) for r in todo]
-    if todo: log(f"{paper}/{profile}: executing {len(todo)} run(s); each run's own progress goes to its kernel log, "
-                 f"{rel(RunFiles(out, grid.paper).runs_dir)}/<run>.kernel.log (its latest line here when it changes)")
-    live = {r.slug for r in todo}                     # the runs not finished yet: the heartbeat shows only these
-    with heartbeat(RunFiles(out, grid.paper).runs_dir, lambda s: tqdm.write(s), names=live):
-        for o in tqdm(_outcomes(jobs, executor, workers, scheduler), total=len(todo), desc=f'{paper}/{profile}', unit='run', disable=not todo):
-            live.discard(o['slug'])
-            if o.get('busy'):                 # another process shares `out` and has this run: it writes the rows
-                log(f"BUSY {paper}/{o['slug']}: {o['busy']}"); rep.busy.append(o['slug']); continue
-            if o.get('fresh'): rep.skipped.append(o['slug']); continue   # another process finished it meanwhile
-            if o['error']:
-                what = 'INCOMPLETE' if o.get('incomplete') else 'FAILED'
-                log(f"{what} {paper}/{o['slug']}: {o['error']}\n  see {RunFiles(out, grid.paper, o['slug']).notebook}")
-                rep.failed.append(o['slug'])
-                if o.get('incomplete'): rep.incomplete.append(o['slug'])
-                if o.get('cannot_write'):     # a full or read-only disk: the next runs would fail the same way
-                    raise CogenError(f"{paper}/{profile}: stopped at run {o['slug']}: {o['error'].removeprefix('CannotWrite: ')}")
-            else: rep.ran.append(o['slug']); rep.model_calls += o['model_calls']
-    for part in (rep.ran, rep.skipped, rep.failed, rep.incomplete, rep.busy): part.sort(key=order.get)
-    stored = [s for s in rep.ran if s in ours] if prov else []
-    if stored:
-        log(f"{paper}/{profile}: {len(stored)} finished run(s) wrote their rows to {rel(store)}/: "
-            + (f"commit them (git add {rel(store)})" if out == root else
-               f"bring them into the project with `cogen results import {paper} {rel(out)} --profile {profile}"
-               + (" --replace` (they re-execute committed runs)" if force else '`')))
-    if summary and rep.busy and not rep.failed:
-        log(f"{paper}/{profile}: no summary yet: {len(rep.busy)} run(s) are being executed by another process; "
-            f"the summaries run when a `cogen run` finds every run fresh")
-    summarised = summary and not rep.failed and not rep.busy
-    if summarised:
-        others = 0
-        for p in PROVENANCE_PROFILES:
-            n = len(list(committed_dir(grid.paper, p, root).glob('*.csv'))) if p != profile else 0
-            others += n
-            if n:
-                log(f"{paper}/{profile}: the summaries also show the {n} committed {p!r} run(s) in "
-                    f"{rel(committed_dir(grid.paper, p, root))}/ (read, not executed)")
-                reuse_committed(grid, p, [r for r in grid.runs(p) if r.slug not in order and not RunFiles(out, grid.paper, r.slug).manifest.exists()],
-                                root, out, lib_h, copy_rows=False)   # their run pages (a run of theirs executed here keeps its own)
-        absent = set(rep.absent)
-        slugs = [r.slug for r in runs if r.slug not in absent]
-        if custom:
-            beside = [r.slug for r in base if r.slug not in order and (r.slug in reused or is_fresh(r, root, out, lib_h))]
-            log(f"{paper}/{profile}: the summaries show the changed runs beside the {len(beside)} of {len(base)} run(s) of the profile found here")
-            slugs += beside
-        changes = {r.slug: list(sets) for r in custom}   # the summaries name the model of these runs as yours
-        if slugs or others:
-            for nb in grid.summaries: run_summary(grid, nb, profile, root, out, slugs, yours=changes, log=log)
-        else:
-            summarised = False
-            log(f"{paper}/{profile}: no rows of this or any committed profile here, so no summary; `cogen run {paper} --profile {profile}` executes its runs")
-    log(f"{paper}/{profile}: {rep}")
-    for line in outcome_lines(grid.paper, profile, out, root, summarised, rep.failed): log(line)
+    minutes, without a model.
+
+    All of it is planned, and every argument checked, before any work (`make_plan`); `plan`: the `Plan` that `cogen
+    run` made so already (`make_plans`), which the arguments from `root` to `only` would make again."""
+    plan = plan or make_plan(paper, profile, root, out, force, models, sets, only, committed)
+    if plan.moved:
+        log(f"{plan.paper}/{plan.profile}: your runs write under {plan.rel(plan.out)}/ (its runs/, results/ and "
+            "figures/), never over the project's tracked files; --out DIR chooses another folder")
+    rep, lib_h = GridReport(), library_hash(plan.grid.paper)
+    _adopt(plan, log)
+    reused = _reuse(plan, lib_h, log)
+    todo = _to_execute(plan, reused, lib_h, rep, log)
+    _execute(plan, todo, lib_h, rep, executor, workers, scheduler, log)
+    summarised = summary and _summarise(plan, rep, reused, lib_h, log)
+    log(f"{plan.paper}/{plan.profile}: {rep}")
+    for line in outcome_lines(plan.grid.paper, plan.profile, plan.out, plan.root, summarised, rep.failed): log(line)
     return rep
-
-# %% ../nbs/04_runner.ipynb #0526791b
-def reuse_committed(grid: Grid, profile: str, runs: list[Run], root: Path, out: Path, lib_h: str,
-                    copy_rows: bool = True) -> dict[str, str]:
-    """For each of `runs` with a committed result file: copy it to `out/results/<paper>/` (where summaries read) and write
-    a manifest with status `reused`. Returns `{slug: device}` of those runs. Without `copy_rows`, only the manifest:
-    what the site needs for a run page of another profile's committed run (its rows stay where they are committed).
-    The committed folder is first checked against its manifest (`results.check_committed`): a damaged file stops here."""
-    cdir, found = committed_dir(grid.paper, profile, root), {}
-    if runs: check_committed(cdir)
-    for run in runs:
-        src = run.file_in(cdir)                          # under its slug or the name it was committed under
-        if src is None: continue
-        df = check_provenance(src)
-        f = RunFiles(out, grid.paper, run.slug)
-        if copy_rows and f.results.resolve() != src.resolve():
-            atomic_write_text(f.results, src.read_text())
-            if RunFiles.items_of(src).exists(): atomic_write_text(f.items, RunFiles.items_of(src).read_bytes())   # its per-item outcomes
-        atomic_write_text(f.manifest, json.dumps({**_manifest(run, root, lib_h), 'status': 'reused',
-                          'committed': str(src.relative_to(root)), 'results_sha256': sha256_file(src),
-                          'device': str(df.device.iloc[0]), 'commit': str(df.commit.iloc[0])}, indent=1))
-        found[run.slug] = str(df.device.iloc[0])
-    return found
-
-# %% ../nbs/04_runner.ipynb #dc32f8c1
-def import_results(paper: str, src: Path | str, profile: str = 'paper', root: Path | str | None = None,
-                   replace: bool = False, log=print) -> list[Path]:
-    """Copy the finished `profile` runs of `paper` under `src` (the `--out` folder of `cogen run` on another machine, e.g.
-    a GPU's) into `committed_dir`, after checking each: its manifest says `ok`, its file has the recorded hash, its
-    slug is a run of the grid's profile, and every row carries its provenance. Runs that `src` did not execute but reused
-    from these committed rows (manifest `reused`, the same file) are skipped, so a grid run partly from committed rows
-    imports its new runs. A run already committed is skipped when its file is the same, and kept (with a line saying so)
-    when `src` holds a different one, say a re-execution in another `--out` folder whose provenance (its wall time
-    among it) is not the committed run's; `replace` replaces it. The files written are recorded in the manifest of
-    `committed_dir` (`results.write_manifest`). Returns the files written, in slug order."""
-    root, src = (Path(root) if root else project_root()), Path(src)
-    grid = load_grid(paper, root); by_key = {r.key: r for r in grid.runs(profile)}
-    dest = committed_dir(grid.paper, profile, root)
-    rdir = RunFiles(src, grid.paper).results_dir
-    files = sorted(rdir.glob('*.csv'))
-    if not files: raise CogenError(f"import: no result files in {rdir}; pass the --out folder of `cogen run {paper} --profile {profile}`")
-    checked, seen = [], {}
-    for f in files:
-        run = by_key.get(slug_key(f.stem))              # its slug, or an earlier name of the run (the same hash)
-        if run is None:
-            raise CogenError(f"import: {f} is not a run of {paper}'s {profile!r} profile in grids/{paper}.yaml (its slug names other "
-                             f"parameters); run the grid of this commit, or fix the grid")
-        if run.key in seen: raise CogenError(f"import: {f} and {seen[run.key]} are both run {run.slug} (one under an earlier name); remove one")
-        seen[run.key] = f
-        to = (run.file_in(dest) if dest.is_dir() else None) or dest/f.name   # committed under an earlier name: that file
-        mpath = RunFiles(src, grid.paper, f.stem).manifest
-        try: m = json.loads(mpath.read_text())
-        except (OSError, json.JSONDecodeError): raise CogenError(f"import: {f} has no readable manifest {mpath}; bring {mpath.parent} back too") from None
-        h = sha256_file(f)
-        if m.get('status') == 'reused' and m.get('results_sha256') == h and to.exists() and sha256_file(to) == h:
-            continue                                 # the committed rows that run used: already here, nothing to import
-        if m.get('status') == 'reused':
-            raise CogenError(f"import: {f}: its manifest {mpath} says the run was not executed there but reused committed rows (status 'reused'), "
-                             f"and the file is not the committed {to.name} any more (those rows were replaced since, or the copy was edited): "
-                             f"nothing of it to import; delete {f.name} and its manifest from {src}, or execute the run there (--force)")
-        if m.get('status') != 'ok' or m.get('profile') != profile or m.get('results_sha256') != h:
-            raise CogenError(f"import: {f}: its manifest {mpath} does not record a finished {profile!r} run with this file "
-                             f"(status {m.get('status')!r}, profile {m.get('profile')!r}); rerun it there")
-        check_provenance(f)
-        if to.exists() and not replace:
-            if sha256_file(to) != h:
-                log(f"import: kept the committed rows of {f.stem}: {f} differs from {to} (a re-execution; --replace replaces them)")
-            continue
-        checked.append((f, to))
-    dest.mkdir(parents=True, exist_ok=True)
-    written = []
-    for f, to in checked:
-        shutil.copyfile(f, to); written.append(to)
-        items = RunFiles(src, grid.paper, f.stem).items                    # per-item outcomes travel with their rows
-        if items.exists(): shutil.copyfile(items, RunFiles.items_of(to)); written.append(RunFiles.items_of(to))
-    if written: write_manifest(dest, [p.name for p in written])
-    return written
-
-# %% ../nbs/04_runner.ipynb #9e7f0002
-VERIFY_SHARED_CACHES = ('data', 'models', 'gguf')
-"""Folders of the cogen cache that a verification shares with this machine's: its inputs (data, converted weights),
-and those its grid's `verify_caches` names (a paper's hours of deterministic preprocessing, such as graph builds). The
-rest, the model-call cache and the trained checkpoints, starts empty, so that the runs really compute again."""
-
-def _fresh_cache(folder: Path, shared=()) -> Path:
-    "A cogen cache at `folder` (for `COGEN_CACHE`) that links `VERIFY_SHARED_CACHES` and `shared` to this machine's cache and holds nothing else."
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in (*VERIFY_SHARED_CACHES, *shared):
-        if not (folder/name).exists(): (folder/name).symlink_to(cache_dir(name), target_is_directory=True)
-    return folder
-
-def _cache_leftovers(folder: Path, shared=()) -> list[str]:
-    "What a verification cache `folder` holds besides the links of `VERIFY_SHARED_CACHES` and `shared`: an earlier verification's work."
-    return sorted(p.name for p in folder.iterdir() if p.name not in (*VERIFY_SHARED_CACHES, *shared)) if folder.is_dir() else []
-
-# %% ../nbs/04_runner.ipynb #9e7f0004
-MAX_LISTED_DIFFERENCES = 1000
-"How many differences VERIFIED.json lists (it counts them all); `cogen verify` prints every differing row, and the first 20 differing items of each run."
-
-def verify_committed(paper: str, profile: str, runs: int = 1, seed: int = 0, root: Path | str | None = None,
-                     out: Path | str | None = None, log=print, only: list[str] = ()) -> dict:
-    """Re-execute `runs` of the committed runs of `paper`'s `profile` (`committed_dir`), drawn with `make_rng(seed)`, into
-    `out` (default: a temporary folder, removed when everything matched), with fresh caches (`VERIFY_SHARED_CACHES`),
-    and compare their rows and per-item files with the committed ones: identical but for `results.VERIFY_RULE` (the
-    provenance columns and the metrics and columns that measure time or cache state). Writes the outcome to
-    `VERIFIED.json` beside the committed rows and returns it; `ok` is False when any row differs or a run fails. With
-    `only` (`cogen verify --only key=value`) the draw is among the committed runs that `select_runs` keeps."""
-    root = Path(root).resolve() if root else project_root()
-    grid = load_grid(paper, root); cdir = committed_dir(grid.paper, profile, root)
-    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1: raise CogenError(f"verify: runs must be a positive int, got {runs!r}")
-    rel = lambda p: p.relative_to(root) if p.is_relative_to(root) else p
-    committed = sorted(p.name.removesuffix('.csv') for p in cdir.glob('*.csv') if not p.name.startswith('.'))
-    if not committed: raise CogenError(f"verify {paper}/{profile}: no committed rows in {rel(cdir)}/; `cogen run {paper} --profile {profile}` writes them there")
-    by_key = {r.key: r for r in grid.runs(profile)}                     # a committed file named by any name of its run
-    named = {slug_key(s): s for s in committed}
-    cands = [named[k] for k in by_key if k in named]                     # in the grid's order
-    if only and cands:                                                   # a malformed or unmatched --only is an error before any work
-        keep = {r.key for r in select_runs([by_key[slug_key(s)] for s in cands], list(only), f"the committed {profile!r} rows of {paper}")}
-        cands = [s for s in cands if slug_key(s) in keep]
-    stale = [s for s in committed if slug_key(s) not in by_key]
-    if not cands: raise CogenError(f"verify {paper}/{profile}: none of the {len(committed)} committed run(s) in {rel(cdir)}/ is a run of "
-                                   f"grids/{paper}.yaml's {profile!r} profile now; rerun the profile (its grid or parameters changed)")
-    chosen = [cands[i] for i in sorted(make_rng(seed).choice(len(cands), size=min(runs, len(cands)), replace=False))]
-    check_committed(cdir)                                                # a truncated, edited or missing file: before any work
-    rows = {s: check_provenance(cdir/f'{s}.csv') for s in chosen}        # a bad committed file stops us before any work
-    vout = Path(out).resolve() if out else Path(tempfile.mkdtemp(prefix=f'cogen-verify-{grid.paper}-'))
-    left = _cache_leftovers(vout/'cache', grid.verify_caches)                                # an interrupted verification into the same `out`
-    log(f"verify {paper}/{profile}: re-executing {len(chosen)} of the {len(cands)} committed run(s) in {rel(cdir)}/"
-        + (f" that match --only {' '.join(only)}" if only else '') + f", drawn with seed {seed}, "
-        f"into {vout}, with an empty model-call cache and no trained checkpoints"
-        + (f"; resuming: {vout/'cache'} already holds {', '.join(left)}, which only an earlier verification into {vout} computed" if left else ''))
-    log(f"verify {paper}/{profile}: {VERIFY_RULE}")
-    if stale: log(f"verify {paper}/{profile}: {len(stale)} committed file(s) are no run of the {profile!r} profile now, so cannot be re-executed: {', '.join(stale)}")
-    lib_h, cache, checked, diffs = library_hash(grid.paper), _fresh_cache(vout/'cache', grid.verify_caches), [], []
-    for slug in chosen:
-        run, old = by_key[slug_key(slug)], rows[slug]
-        f, citems, t0, err, both = RunFiles(vout, grid.paper, run.slug), cdir/f'{slug}.items.csv.gz', time.time(), None, False
-        try:
-            with temp_env(COGEN_CACHE=str(cache)): execute_run(run, root, vout, lib_h, provenance=True)
-            new = pd.read_csv(f.results, keep_default_na=False, na_values=[''])
-            d, extra = compare_rows(old, new, slug), new_columns(old, new)
-            both = citems.exists() and f.items.exists()
-            if both: d += compare_items(citems, f.items, slug)
-            elif citems.exists(): d.append(dict(slug=slug, file='items', metric='', row='', index=0, column='(file)', committed='present', new='absent'))
-        except Exception as e:
-            extra = []
-            if getattr(e, 'ename', None) == 'KeyboardInterrupt': raise KeyboardInterrupt from None
-            err = _first_line(e)[:MAX_ERROR_CHARS]
-            d = [dict(slug=slug, file='run', metric='', row='', index=0, column='(error)', committed=None, new=err)]
-        diffs += d
-        checked.append(dict(slug=slug, params=run.params, committed_device=str(old.device.iloc[0]), committed_commit=str(old.commit.iloc[0]),
-                            committed_wall_seconds=float(old.wall_seconds.iloc[0]), wall_seconds=round(time.time() - t0, 1),
-                            rows=len(old), items_compared=both, ok=not d, differences=len(d), error=err, not_compared_new_columns=extra))
-        if extra: log(f"verify {slug}: not compared: column(s) {', '.join(extra)}, which the committed rows lack (recorded since they were made)")
-        if not d: log(f"ok {slug}: its {len(old)} rows" + (' and its items' if both else '') + f" are identical (committed on {old.device.iloc[0]} "
-                      f"at {str(old.commit.iloc[0])[:12]}; re-executed here in {checked[-1]['wall_seconds']} s)")
-        else:
-            log(f"DIFFERS {slug}: {len(d)} difference(s)" + (f" ({err}; see {f.notebook})" if err else ''))
-            items = [x for x in d if x['file'] == 'items']
-            for x in [x for x in d if x['file'] != 'items'] + items[:20]:
-                log(f"  {describe_difference(x)}")
-            if len(items) > 20: log(f"  ... and {len(items) - 20} more differing item cell(s) of {slug} (VERIFIED.json lists up to {MAX_LISTED_DIFFERENCES})")
-    rec = dict(paper=grid.paper, profile=profile, command=f"cogen verify {paper} --profile {profile} --runs {runs} --seed {seed}" + ''.join(f" --only {o}" for o in only),
-               when=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), commit=source_commit(root), device=_device(), seed=seed, resumed=bool(left),
-               runs_requested=runs, only=list(only), committed_runs=len(committed), not_in_grid=stale, rule=VERIFY_RULE, ok=not diffs, checked=checked,
-               differences_total=len(diffs), differences=diffs[:MAX_LISTED_DIFFERENCES])
-    atomic_write_text(cdir/'VERIFIED.json', json.dumps(rec, indent=1, allow_nan=False) + '\n')
-    n_ok = sum(c['ok'] for c in checked)
-    log(f"verify {paper}/{profile}: {'OK' if rec['ok'] else 'FAILED'}: {n_ok} of {len(checked)} run(s) identical; wrote {rel(cdir/'VERIFIED.json')}"
-        + ('' if rec['ok'] or out else f"; the re-executed notebooks are in {vout}"))
-    if rec['ok'] and not out: shutil.rmtree(vout, ignore_errors=True)
-    return rec
 
 # %% ../nbs/04_runner.ipynb #b8bd4318
 def run_summary(grid: Grid, notebook: str, profile: str, root: Path, out: Path, slugs: list[str], extra: dict | None = None,

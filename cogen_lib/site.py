@@ -4,154 +4,18 @@
 
 # %% ../nbs/06_site.ipynb #39cbaab5
 from __future__ import annotations
-import hashlib, io, json, os, re, shutil, subprocess, tempfile, threading, time, warnings
+import io, json, os, re, shutil, subprocess, tempfile, threading, time, warnings
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 import nbformat, yaml
-from .core import CogenError, project_root, lib_version, stable_hash, thread_share
-from .grid import DEFAULT_NAME_KEYS, FIGURE_PROFILES, RunFiles, list_papers, load_grid, notebook_hash, library_hash, source_commit
-from .results import describe_difference
+from .core import CogenError, project_root, lib_version, thread_share
+from .grid import FIGURE_PROFILES, RunFiles, list_papers, notebook_hash, library_hash, source_commit
+from .sitepages import *
+from .sitepolish import *
+from .sitepages import _demote, _links, _md_text, _run_pages, _toc
 
 # %% auto #0
-__all__ = ['SPLIT_SECTIONS', 'LONG_ROWS', 'MAX_COLUMNS', 'VERDICT_MARKS', 'SITE_CONF', 'SITE_STATIC', 'PaperInfo', 'paper_info',
-           'run_title', 'run_titles', 'clean_notebook', 'data_checksums', 'provenance_line', 'add_provenance',
-           'fold_code', 'grid_notebooks', 'library_notebooks', 'execute_library', 'Page', 'write_page', 'sections',
-           'verdicts_first', 'section_slug', 'split_sections', 'claim_anchor', 'polish_table', 'polish_page',
-           'rows_notebook', 'read_verified', 'verified_line', 'committed_status', 'verdicts_section', 'verdict_files',
-           'summary_doc', 'measurements_page', 'saved_figures', 'page_images', 'page_problems', 'check_site', 'ticking',
-           'build_site']
-
-# %% ../nbs/06_site.ipynb #c780dd42
-@dataclass
-class PaperInfo:
-    "What the site says about a paper (from its grid)."
-    name: str
-    title: str
-    authors: str = ''
-    summary: str = ''
-    data: list = field(default_factory=list)
-    name_keys: list = field(default_factory=lambda: list(DEFAULT_NAME_KEYS))
-
-# %% ../nbs/06_site.ipynb #ad92f639
-def paper_info(paper: str, root: Path | str | None = None) -> PaperInfo:
-    "The `title`, `authors`, `about` (one line), `data` and `name_keys` of `grids/<paper>.yaml` (defaults: the paper's name and the grid's first comment line)."
-    path = (Path(root) if root else project_root())/'grids'/f'{paper}.yaml'
-    if not path.exists(): return PaperInfo(paper, paper)
-    text = path.read_text()
-    d = yaml.safe_load(text) or {}
-    first = next((l.lstrip('#').strip() for l in text.splitlines() if l.startswith('#')), '')
-    data = d.get('data') or []
-    return PaperInfo(paper, str(d.get('title') or paper), str(d.get('authors') or ''), str(d.get('about') or first),
-                     [data] if isinstance(data, str) else list(data), load_grid(paper, path.parents[1]).name_keys)
-
-# %% ../nbs/06_site.ipynb #099332c2
-def run_title(params: dict, keys: list | tuple = DEFAULT_NAME_KEYS) -> str:
-    "A short readable name for a run from its parameters `keys` (its grid's `name_keys`), then its seed: `smollm2-135m, direct, seed 0`."
-    parts = [str(params[k]) for k in keys if k in params]
-    if 'seed' in params: parts.append(f"seed {params['seed']}")
-    return ', '.join(parts) or 'run'
-
-# %% ../nbs/06_site.ipynb #e970ac11
-def run_titles(param_list: list[dict], keys: list | tuple = DEFAULT_NAME_KEYS) -> list[str]:
-    "`run_title` of each run, with the parameters that tell apart runs of the same title appended (`k=v`)."
-    base = [run_title(p, keys) for p in param_list]
-    out = []
-    for t, p in zip(base, param_list):
-        same = [q for b, q in zip(base, param_list) if b == t]
-        if len(same) == 1: out.append(t); continue
-        diff = [k for k in p if k not in (*keys, 'seed') and len({json.dumps(q.get(k), sort_keys=True, default=str) for q in same}) > 1]
-        out.append(t + ''.join(f", {k}={p[k]}" for k in diff))
-    return out
-
-# %% ../nbs/06_site.ipynb #7ebc30ae
-_DIRECTIVE = re.compile(r'^[ \t]*#\|.*(?:\n|$)', re.M)
-_FRONT = re.compile(r'^- [a-z_]+: *(?:true|false|[0-9.]+)? *(?:\n|$)', re.M)
-_ABS_OUT = re.compile(r"(['\"])/[^'\"\n]*?/((?:runs|results|figures)/[^'\"\n]*['\"])")   # '/home/u/cogen/runs/x' -> 'runs/x'
-_ABS_SAVED = re.compile(r"(?<![\w.~-])/[^\s,'\"()\[\]]*?/((?:runs|results|figures)/[^\s,'\"()\[\]]+)")   # figure saved: /home/u/cogen/runs/x.png -> runs/x.png
-_WIDGET = 'application/vnd.jupyter.widget-view+json'
-
-def _keep_output(o) -> bool:
-    if o.get('output_type') == 'stream': return o.get('name') != 'stderr'
-    return _WIDGET not in o.get('data', {})
-
-# %% ../nbs/06_site.ipynb #730120cd
-def clean_notebook(nb) -> nbformat.NotebookNode:
-    """A copy of `nb` for reading: no nbdev directives or hidden cells, no front-matter bullets, no stderr or widget outputs,
-    and the output folders in papermill's injected parameters and in the printed paths of saved figures and tables
-    (`figure saved: ...`) relative (`runs/...`, not the absolute path of one machine)."""
-    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
-    rel = lambda t: _ABS_SAVED.sub(r'\1', t) if ' saved: ' in t else t
-    cells = []
-    for c in nb.cells:
-        if c.cell_type == 'code':
-            if re.search(r'^[ \t]*#\|[ \t]*hide[ \t]*$', c.source, re.M): continue
-            c.source = _DIRECTIVE.sub('', c.source).strip('\n')
-            if 'injected-parameters' in c.get('metadata', {}).get('tags', []): c.source = _ABS_OUT.sub(r'\1\2', c.source)
-            if not c.source.strip(): continue
-            c.outputs = [o for o in c.get('outputs', []) if _keep_output(o)]
-            for o in c.outputs:
-                if o.get('output_type') == 'stream': o['text'] = rel(''.join(o.get('text', '')))
-                elif 'text/plain' in o.get('data', {}): o['data']['text/plain'] = rel(''.join(o['data']['text/plain']))
-        elif c.cell_type == 'markdown': c.source = re.sub(r'\n{3,}', '\n\n', _FRONT.sub('', c.source)).strip('\n')
-        cells.append(c)
-    nb.cells = cells
-    return nb
-
-# %% ../nbs/06_site.ipynb #780e3710
-def data_checksums(sources: list[str]) -> str:
-    "The registry's sha256 of each file of `sources` (12 hex digits; a digest of all of them for a source of more than 6 files)."
-    from cogen_lib.data import source_files
-    out = []
-    for s in sources:
-        try: fs = source_files(s)
-        except CogenError: out.append(f"{s}: not in the registry"); continue
-        if len(fs) > 6: out.append(f"{s}: {len(fs)} files, digest {stable_hash([(f.path, f.sha256) for f in fs], 12)}")
-        else: out.append(', '.join(f"{f.path} {f.sha256[:12]}" for f in fs))
-    return '; '.join(out) if out else 'none declared'
-
-# %% ../nbs/06_site.ipynb #be86b8a4
-def provenance_line(notebook: str, params: dict, commit: str, data: str) -> str:
-    "The Markdown line written under each figure and table."
-    ps = ', '.join(f"{k}={v}" for k, v in params.items() if k not in ('results_path', 'results_dir', 'runs_file', 'figures_dir')) or 'defaults'
-    return f"<small>Provenance: `{notebook}` · parameters: {ps} · commit `{commit}` · cogen_lib {lib_version()} · data sha256: {data}</small>"
-
-# %% ../nbs/06_site.ipynb #71b5c492
-_MD_TABLE = re.compile(r'^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$', re.M)    # the rule under a pipe table's header
-
-def _is_artifact(o) -> bool:
-    d = o.get('data', {})
-    return ('image/png' in d or 'image/svg+xml' in d or '<table' in str(d.get('text/html', ''))
-            or bool(_MD_TABLE.search(str(d.get('text/markdown', '')))))
-
-# %% ../nbs/06_site.ipynb #e22aea75
-def add_provenance(nb, line: str) -> int:
-    "Insert a Markdown cell holding `line` after every code cell with a figure or table output; returns how many."
-    cells, n = [], 0
-    for c in nb.cells:
-        cells.append(c)
-        if c.cell_type == 'code' and any(_is_artifact(o) for o in c.get('outputs', [])):
-            cells.append(nbformat.v4.new_markdown_cell(line)); n += 1
-    nb.cells = cells
-    return n
-
-# %% ../nbs/06_site.ipynb #fff6b405
-def fold_code(nb) -> int:
-    """Fold the code of `nb`: each run of code cells in which only the last one shows anything becomes one cell (one
-    "Show code" line over the code that made an output), tagged `hide-input` (its source folded on the page, its outputs
-    shown). Returns how many cells it tagged."""
-    cells = []
-    for c in nb.cells:
-        last = cells[-1] if cells else None
-        if c.cell_type == 'code' and last is not None and last.cell_type == 'code' and not last.get('outputs'):
-            last.source = last.source.rstrip('\n') + '\n\n' + c.source; last.outputs = c.get('outputs', []); continue
-        cells.append(c)
-    nb.cells, n = cells, 0
-    for c in nb.cells:
-        if c.cell_type != 'code': continue
-        tags = c.setdefault('metadata', {}).setdefault('tags', [])
-        if 'hide-input' not in tags: tags.append('hide-input'); n += 1
-    return n
+__all__ = ['SITE_CONF', 'SITE_STATIC', 'grid_notebooks', 'library_notebooks', 'execute_library', 'ticking', 'build_site']
 
 # %% ../nbs/06_site.ipynb #253fb452
 def grid_notebooks(root: Path | str | None = None) -> set[Path]:
@@ -220,204 +84,6 @@ def execute_library(nb_path: Path, root: Path, out: Path, timeout: int = 900, wo
                                  'commit': source_commit(root)}, indent=1))
     if log: log(f"site: executed {name} in {time.time() - t0:.0f} s")
     return dst
-
-# %% ../nbs/06_site.ipynb #8d82bfcd
-def _demote(nb) -> str:
-    "Move every Markdown heading one level down; returns the first H1's text (or '')."
-    first = ''
-    for c in nb.cells:
-        if c.cell_type != 'markdown': continue
-        if not first and (m := re.search(r'^# (.+)$', c.source, re.M)): first = m.group(1).strip()
-        c.source = re.sub(r'^(#{1,5}) ', r'#\1 ', c.source, flags=re.M)
-    return first
-
-# %% ../nbs/06_site.ipynb #5336b292
-def _header(title: str, lines: list[str]):
-    return nbformat.v4.new_markdown_cell(f"# {title}\n\n" + '\n'.join(f"{l}  " for l in lines))
-
-# %% ../nbs/06_site.ipynb #ef579fcf
-@dataclass
-class Page:
-    "One page of the site: `docname` (path under the source folder, no suffix) and its table-of-contents `title`."
-    docname: str
-    title: str
-    group: str
-
-# %% ../nbs/06_site.ipynb #4ed5369f
-def write_page(nb, docname: str, title: str, header: list[str], prov: str | None, src: Path, group: str, drop_h1: bool = False,
-               fold: bool = False) -> Page:
-    """Clean `nb`, title it (`drop_h1`: the title replaces the notebook's own first heading), add provenance lines, fold
-    its code (`fold`: `fold_code`, for summaries and runs), write `src/<docname>.ipynb`."""
-    nb = clean_notebook(nb)
-    if header is not None:
-        if drop_h1:
-            c = next((c for c in nb.cells if c.cell_type == 'markdown' and re.search(r'^# .+$', c.source, re.M)), None)
-            if c is not None: c.source = re.sub(r'^# .+(\n|$)', '', c.source, count=1, flags=re.M).strip('\n')
-        _demote(nb); nb.cells.insert(0, _header(title, header))
-    if prov: add_provenance(nb, prov)
-    if fold: fold_code(nb)
-    nb.metadata.pop('papermill', None)
-    nb.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}
-    nb.metadata['language_info'] = {'name': 'python', 'pygments_lexer': 'ipython3'}   # nbdev_clean strips it; the highlighter needs it
-    p = src/f'{docname}.ipynb'; p.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, p)
-    return Page(docname, title, group)
-
-# %% ../nbs/06_site.ipynb #a1b2c3d1
-_H2 = re.compile(r'^## +(.+?) *$', re.M)
-SPLIT_SECTIONS = 4   # a summary of more level-2 sections than this gets a page per section after its verdicts
-
-def sections(nb) -> list[tuple[str, list]]:
-    """The cells of `nb` cut where a Markdown cell opens with a level-2 heading: (heading, cells) in order; the cells
-    before the first such heading come first, headed ''."""
-    out = [('', [])]
-    for c in nb.cells:
-        m = _H2.match(c.source.lstrip()) if c.cell_type == 'markdown' else None
-        if m: out.append((m.group(1), []))
-        out[-1][1].append(c)
-    return out if out[0][1] else out[1:]
-
-# %% ../nbs/06_site.ipynb #a1b2c3d3
-def verdicts_first(nb) -> bool:
-    """Put the section of `nb` headed *Verdicts...* (level 2) right after its opening prose, before the opening's code
-    and every other section, its table before its own prose (the prose moves under the first table or figure of the
-    section); True when anything moved."""
-    secs = sections(nb)
-    i = next((k for k, (h, _) in enumerate(secs) if h.lower().startswith('verdicts')), None)
-    if i is None: return False
-    opening = secs[0][1] if secs[0][0] == '' else []
-    j = next((k for k, c in enumerate(opening) if c.cell_type != 'markdown'), len(opening))
-    v = list(secs[i][1])
-    head, _, prose = v[0].source.lstrip().partition('\n')
-    k = next((k for k, c in enumerate(v) if c.cell_type == 'code' and any(_is_artifact(o) for o in c.get('outputs', []))), None)
-    if prose.strip() and k is not None:
-        first = nbformat.from_dict(json.loads(json.dumps(v[0]))); first.source = head
-        v = [first, *v[1:k + 1], nbformat.v4.new_markdown_cell(prose.strip('\n')), *v[k + 1:]]
-    cells = opening[:j] + v + opening[j:] + [c for n, (_, cs) in enumerate(secs) if n != i and cs is not opening for c in cs]
-    moved = [id(c) for c in cells] != [id(c) for c in nb.cells]
-    nb.cells = cells
-    return moved
-
-# %% ../nbs/06_site.ipynb #a1b2c3d5
-def section_slug(heading: str) -> str:
-    "A short file name for a section headed `heading`: its first six words, lower case, joined by '-'."
-    return '-'.join(re.findall(r'[a-z0-9]+', heading.lower())[:6]) or 'section'
-
-def split_sections(nb, max_sections: int = SPLIT_SECTIONS) -> tuple[nbformat.NotebookNode, list[tuple[str, nbformat.NotebookNode]]]:
-    """`nb` cut for reading when it has more than `max_sections` level-2 sections: its opening cells and its first
-    section (the verdicts, after `verdicts_first`) stay; every other section becomes a notebook of its own, its heading
-    taken off (the page's title says it). Returns (what stays, [(heading, section notebook)]); a shorter `nb` comes back
-    whole, with no sections."""
-    secs = sections(nb)
-    if len([h for h, _ in secs if h]) <= max_sections: return nb, []
-    n_keep = 2 if secs[0][0] == '' else 1
-    main = nbformat.from_dict(json.loads(json.dumps(nb)))
-    main.cells = [c for _, cs in secs[:n_keep] for c in cs]
-    parts = []
-    for h, cs in secs[n_keep:]:
-        part = nbformat.from_dict(json.loads(json.dumps({**nb, 'cells': cs})))
-        part.cells[0].source = _H2.sub('', part.cells[0].source.lstrip(), count=1).strip('\n')
-        if not part.cells[0].source: part.cells.pop(0)
-        parts.append((h, part))
-    return main, parts
-
-# %% ../nbs/06_site.ipynb #a1b2c3d8
-LONG_ROWS = 25     # a table of more body rows is folded: its caption in view, the rows one click away
-MAX_COLUMNS = 7    # a table of more columns shows the first ones; a button shows the rest
-VERDICT_MARKS = {'reproduced': ('\u2713', 'ok'), 'direction reproduced': ('\u25d0', 'part'), 'inconclusive': ('?', 'open'),
-                 'not reproduced': ('\u2717', 'bad'), 'opposite': ('\u21c4', 'bad'), 'not testable': ('\u2205', 'none'),
-                 'not run': ('\u2013', 'none')}
-"A verdict's mark and colour on the pages, by the start of its kind (`claims.KINDS`)."
-
-_TABLE = re.compile(r'<table\b([^>]*)>(.*?)</table>', re.S)
-_TR = re.compile(r'<tr\b([^>]*)>(.*?)</tr>', re.S)
-_CELL = re.compile(r'<(t[hd])\b([^>]*)>(.*?)</\1>', re.S)
-_NUM = r'[+\-\u2212]?\d[\d,]*(?:\.\d+)?\s?%?'
-_INTERVAL = re.compile(rf'(?:{_NUM}\s*)?\[{_NUM},\s*{_NUM}\]')
-_NUMERIC = re.compile(r'^[\s\d+\-\u2212.,:%/\[\]()<>=\u00b1x\u00d7pn]*$')
-
-def _text(cell_html: str) -> str:
-    import html
-    return ' '.join(html.unescape(re.sub(r'<[^>]+>', ' ', cell_html)).split())
-
-def _alnum(text: str) -> str: return re.sub(r'[^a-z0-9]', '', text.lower())
-
-def claim_anchor(claim: str) -> str:
-    "The id of a claim's row in a page's verdict table, from the claim's letters and digits alone (the page's typography aside)."
-    return 'claim-' + hashlib.sha1(_alnum(claim).encode()).hexdigest()[:10]
-
-# %% ../nbs/06_site.ipynb #a1b2c3da
-def _verdict_rows(rows: list[list], claims=()) -> tuple[list[list], list[str] | None]:
-    """A verdict table's rows (each cell [tag, attributes, inner HTML, classes]) for reading: claim with its reason under
-    it, paper, ours, verdict (mark, colour, the reason on hover), n, then any other column; and each row's anchor (that of
-    the longest of `claims` its claim cell begins with: a row may add the model or the claim's form)."""
-    import html
-    head = [_text(c[2]).lower() for c in rows[0]]
-    at = lambda *names: next((i for i, h in enumerate(head) if any(h == n or h.startswith(n + ' ') for n in names)), None)
-    i_claim, i_verdict, i_why = at('claim'), at('verdict'), at('why', 'reason')
-    order = [i for i in (i_claim, at('paper'), at('ours'), i_verdict, at('n')) if i is not None]
-    rest = [i for i in range(len(head)) if i not in order and i != i_why]
-    if any(len(r) != len(head) for r in rows): return rows, None
-    out, anchors = [], ['']
-    for k, r in enumerate(rows):
-        r = [list(c) for c in r]
-        if k:
-            cell = _alnum(_text(r[i_claim][2]))
-            anchors.append(claim_anchor(max((c for c in claims if cell.startswith(_alnum(c))), key=len, default=cell)))
-            why = _text(r[i_why][2]) if i_why is not None else ''
-            if why: r[i_claim][2] += f'<div class="cogen-why">{html.escape(why)}</div>'
-            kind = _text(r[i_verdict][2])
-            mark, colour = next((v for p, v in VERDICT_MARKS.items() if kind.startswith(p)), ('\u2022', 'none'))
-            r[i_verdict][2] = (f'<span class="cogen-verdict cogen-v-{colour}" title="{html.escape(why, quote=True)}"><span class="cogen-mark">'
-                               f'{mark}</span> {re.sub(r"</?p>", "", r[i_verdict][2]).strip()}</span>')
-            r[i_verdict][3] = ['cogen-nobr']
-        out.append([r[i] for i in order] + [r[i] for i in rest])
-    return out, anchors
-
-def _nobr(inner: str) -> str:
-    "The intervals (with their estimates) in the text of the HTML `inner` kept on one line."
-    return ''.join(p if p.startswith('<') else _INTERVAL.sub(lambda m: f'<span class="cogen-nobr">{m.group(0)}</span>', p)
-                   for p in re.split(r'(<[^>]+>)', inner))
-
-def _classed(attrs: str, cls: list[str]) -> str:
-    if not cls: return attrs
-    return attrs.replace('class="', f'class="{" ".join(cls)} ', 1) if 'class="' in attrs else attrs + f' class="{" ".join(cls)}"'
-
-def polish_table(attrs: str, body: str, max_columns: int = MAX_COLUMNS, long_rows: int = LONG_ROWS, claims=(), seen=None) -> str:
-    """The HTML table `<table{attrs}>{body}</table>` made readable: intervals and short or numeric cells kept on one line;
-    a verdict table (a `claim` and a `verdict` column) reordered by `_verdict_rows`, its rows anchored; columns past
-    `max_columns` behind a button; more than `long_rows` body rows folded (never a verdict table's); in a container that
-    scrolls sideways. `claims`: the claims' texts (`_verdict_rows`); `seen`: the anchors already on the page (each once)."""
-    seen = set() if seen is None else seen
-    trs = list(_TR.finditer(body))
-    rows = [[[m.group(1), m.group(2), m.group(3), []] for m in _CELL.finditer(tr.group(2))] for tr in trs]
-    if not rows or not rows[0]: return f'<table{attrs}>{body}</table>'
-    head = {_text(c[2]).lower() for c in rows[0]}
-    rows, anchors = _verdict_rows(rows, claims) if {'claim', 'verdict'} <= head else (rows, None)
-    ncols, n_body = max(len(r) for r in rows), len(rows) - 1
-    new = []
-    for k, (tr, r) in enumerate(zip(trs, rows)):
-        cells = []
-        for j, (tag, a, inner, cls) in enumerate(r):
-            t = _text(inner)
-            cls = cls + ['cogen-nobr'] * (len(t) <= 24 or bool(_NUMERIC.match(t))) + ['cogen-more'] * (j >= max_columns)
-            cells.append(f'<{tag}{_classed(a, sorted(set(cls)))}>{_nobr(inner)}</{tag}>')
-        first = bool(anchors and k and anchors[k] not in seen)
-        if first: seen.add(anchors[k])
-        new.append(f'<tr{tr.group(1)}' + (f' id="{anchors[k]}"' if first else '') + '>' + ''.join(cells) + '</tr>')
-    it = iter(new)
-    cls = ['cogen-table'] + ['cogen-verdicts'] * (anchors is not None) + ['cogen-wide'] * (ncols > max_columns)
-    out = f'<table{_classed(attrs, cls)}>{_TR.sub(lambda m: next(it), body)}</table>'
-    if ncols > max_columns: out = f'<button type="button" class="cogen-columns">show all {ncols} columns</button>' + out
-    out = f'<div class="cogen-scroll">{out}</div>'
-    if n_body > long_rows and anchors is None:
-        out = f'<details class="cogen-long"><summary>The table: {n_body} rows, {ncols} columns (click to show)</summary>{out}</details>'
-    return out
-
-def polish_page(text: str, claims=()) -> str:
-    "Every table of the HTML page `text` through `polish_table`; `claims`, the claims' texts, anchor the verdict rows."
-    seen = set()
-    return _TABLE.sub(lambda m: polish_table(m.group(1), m.group(2), claims=claims, seen=seen), text)
 
 # %% ../nbs/06_site.ipynb #03c9572d
 SITE_CONF = """
@@ -496,288 +162,6 @@ document.addEventListener('DOMContentLoaded', () => {
 """}
 "The site's own static files: the page width, tables that never break a word, a number or an interval (`polish_page` marks them), verdict colours, figures that open on click."
 
-# %% ../nbs/06_site.ipynb #c4316010
-def _toc(caption: str, pages: list[Page]) -> str:
-    entries = '\n'.join(f"{p.title.replace('<', '(').replace('>', ')')} <{p.docname}>" for p in pages)
-    return f"```{{toctree}}\n:caption: {caption}\n:hidden:\n:maxdepth: 1\n\n{entries}\n```\n"
-
-# %% ../nbs/06_site.ipynb #67ca9252
-def _links(pages: list[Page]) -> str:
-    return '\n'.join(f"- {{doc}}`{p.title.replace('<', '(').replace('>', ')').replace('`', '')} <{p.docname}>`" for p in pages)
-
-# %% ../nbs/06_site.ipynb #38dc7825
-def _md_text(text: str) -> str:
-    "Markdown written by `save_table` (or by hand) made safe to embed in a page: `$` escaped (the site renders `$...$` as math), headings one level down."
-    return re.sub(r'^(#{1,5}) ', r'#\1 ', text.replace('$', '\\$'), flags=re.M).strip('\n')
-
-# %% ../nbs/06_site.ipynb #536046d5
-def rows_notebook(man: dict, rows: Path | str, limit: int = 200) -> nbformat.NotebookNode:
-    """The page of a run that `cogen run` did not execute here but reused (manifest `man` with `committed`): where its rows
-    came from, then the rows copied to `rows` (the first `limit`)."""
-    import pandas as pd
-    rows = Path(rows); paper = man.get('paper', '<paper>'); profile = man.get('profile', '<profile>')
-    cells = [f"# Committed rows\n\nNot executed here: `cogen run` used the rows committed in `{man.get('committed', '?')}` "
-             f"(computed on {man.get('device', 'an unrecorded device')} at commit `{man.get('commit', '?')}`; sha256 "
-             f"`{str(man.get('results_sha256', '?'))[:12]}`). `cogen verify {paper} --profile {profile}` re-executes a sample "
-             f"of the committed runs and compares their rows with these."]
-    if not rows.exists(): cells.append(f"Its rows file `{rows.name}` is not here.")
-    else:
-        df = pd.read_csv(rows, keep_default_na=False, na_values=[''])
-        df = df.map(lambda v: v.replace('|', '\\|') if isinstance(v, str) else v)   # a | in a value would end its cell
-        same = [c for c in df.columns if len(df) > 1 and df[c].nunique(dropna=False) == 1]   # parameters and provenance: listed once
-        if same: cells.append("The same in every row:\n\n" + '\n'.join(f"- `{c}`: {df[c].iloc[0]}" for c in same))
-        cells.append(f"{len(df)} row(s)" + (f", the first {limit} shown" if len(df) > limit else '') + ':\n\n'
-                     + _md_text(df.drop(columns=same).head(limit).to_markdown(index=False, floatfmt='.4g')))
-    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(c) for c in cells])
-
-# %% ../nbs/06_site.ipynb #cb2bdab5
-def _run_pages(out: Path, paper: str, info: PaperInfo, src: Path, commit: str, root: Path | None = None) -> list[Page]:
-    """Pages of one paper's executed notebooks under `out` (`RunFiles.runs_dir`): its summaries, then its runs, named by its
-    `name_keys`; a run reused from committed rows, with no notebook here, gets `rows_notebook` (its rows read from `root`
-    where the runner did not copy them: the committed runs of the profiles the summaries show beside their own)."""
-    pdir = RunFiles(out, paper).runs_dir
-    data = data_checksums(info.data)
-    pages = []
-    for nbp in sorted(pdir.glob('summary-*.ipynb')):
-        profile = nbp.stem.split('-')[1]
-        nb = nbformat.read(nbp, as_version=4)
-        side = RunFiles(out, paper, nbp.stem).manifest
-        man = json.loads(side.read_text()) if side.exists() else {}
-        first = next((re.search(r'^# (.+)$', c.source, re.M).group(1) for c in nb.cells if c.cell_type == 'markdown' and re.search(r'^# (.+)$', c.source, re.M)), nbp.stem)
-        src_nb = man.get('notebook', 'the summary notebook')
-        hdr = [f"Executed summary `{src_nb}` over the runs of profile `{profile}`; commit `{man.get('commit', commit)}`, cogen_lib {lib_version()}."]
-        prov = provenance_line(src_nb, {'profile': profile}, man.get('commit', commit), data)
-        verdicts_first(nb)
-        nb, parts = split_sections(nb)
-        doc, title = f"{paper}/{nbp.stem}", f"{first} ({profile})"
-        docs = [f"{doc}/{k}-{section_slug(h)}" for k, (h, _) in enumerate(parts, 2)]
-        subs = [Page('/' + d, h, paper) for d, (h, _) in zip(docs, parts)]
-        if parts:                                         # the other sections, linked here and nested under this page
-            nb.cells.append(nbformat.v4.new_markdown_cell("## The other sections\n\nEach on a page of its own:\n\n" + _links(subs)
-                                                          + '\n\n' + _toc('Sections', subs).replace(':caption: Sections\n', '')))
-        there = ' (its verdicts are there)' if any(h.lower().startswith('verdicts') for h, _ in sections(nb)) else ''
-        pages.append(write_page(nb, doc, title, hdr, prov, src, paper, drop_h1=True, fold=True))
-        for k, (d, (h, part)) in enumerate(zip(docs, parts)):
-            nav = [f"A section of {{doc}}`{title.replace('<', '(').replace('>', ')').replace('`', '')} </{doc}>`{there}" + ''.join(
-                   f"; {w}: {{doc}}`{parts[k + s][0].replace('<', '(').replace('>', ')').replace('`', '')} </{docs[k + s]}>`"
-                   for w, s in (('previous', -1), ('next', 1)) if 0 <= k + s < len(parts)) + '.']
-            write_page(part, d, h, nav + hdr, prov, src, paper, fold=True)
-    stems = {p.stem for p in pdir.glob('*.ipynb') if not p.name.startswith('summary-')}
-    for mp in pdir.glob('*.json'):                       # runs reused from committed rows: a manifest, no notebook
-        if mp.name.startswith('summary-') or mp.name.endswith('.slugs.json') or mp.stem in stems: continue
-        try: m = json.loads(mp.read_text())
-        except json.JSONDecodeError as e: raise CogenError(f"{mp}: not a readable run manifest ({e}); delete it and run `cogen run {paper}` again") from None
-        if isinstance(m, dict) and m.get('committed'): stems.add(mp.stem)
-    runs = []
-    for stem in sorted(stems):
-        mp = RunFiles(out, paper, stem).manifest
-        man = json.loads(mp.read_text()) if mp.exists() else {}
-        runs.append((pdir/f'{stem}.ipynb', man))
-    titles = run_titles([m.get('params', {}) for _, m in runs], info.name_keys)
-    profiles = {m.get('profile') for _, m in runs}
-    for (nbp, man), t in zip(runs, titles):
-        params = man.get('params', {})
-        status = man.get('status', 'unknown')
-        hdr = [f"Run of `{man.get('notebook', '?')}`, profile `{man.get('profile', '?')}`, status **{status}**"
-               + (f" in {man['seconds']} s" if 'seconds' in man else '') + (f": {man['error']}" if man.get('error') else '') + '.',
-               'Parameters: ' + (', '.join(f"`{k}={v}`" for k, v in params.items()) or 'defaults') + '.',
-               f"Commit `{man.get('commit', commit)}`, library hash `{man.get('library_hash', '?')}`; run id `{nbp.stem}`."]
-        if man.get('committed'): hdr.insert(1, f"Rows committed in `{man['committed']}`, computed on {man.get('device', 'an unrecorded device')}; not rerun here.")
-        rows = RunFiles(out, paper, nbp.stem).results         # another profile's committed run: its rows where they are committed
-        if not rows.exists() and man.get('committed') and root: rows = Path(root)/man['committed']
-        nb = nbformat.read(nbp, as_version=4) if nbp.exists() else rows_notebook(man, rows)
-        tags = [man.get('profile', '?')] * (len(profiles) > 1) + [status] * (status != 'ok')   # which profile, when the paper shows several
-        pages.append(write_page(nb, f"{paper}/{nbp.stem}", t + (f" ({', '.join(tags)})" if tags else ''), hdr,
-                                provenance_line(man.get('notebook', '?'), params, man.get('commit', commit), data), src, paper,
-                                drop_h1=not nbp.exists(), fold=True))
-    return pages
-
-# %% ../nbs/06_site.ipynb #a861761e
-def read_verified(path: Path | str) -> dict | None:
-    "The record `cogen verify` left in `path` (`results/<paper>/<profile>/VERIFIED.json`), or None when there is none."
-    path = Path(path)
-    if not path.exists(): return None
-    again = f"run `cogen verify {path.parents[1].name} --profile {path.parent.name}` again to rewrite it"
-    try: d = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e: raise CogenError(f"{path}: not valid JSON ({e}); {again}") from None
-    if not isinstance(d, dict): raise CogenError(f"{path}: holds a JSON {type(d).__name__}, not an object with when, commit, device, runs, ok, differences; {again}")
-    return d
-
-# %% ../nbs/06_site.ipynb #80c84ce0
-def verified_line(paper: str, profile: str, n_runs: int, rec: dict | None) -> str:
-    "One Markdown line on a committed profile: its `n_runs` runs, then when, on what and with what outcome `cogen verify` last re-executed some (`rec`, from `read_verified`)."
-    from datetime import datetime, timezone
-    head = f"`{profile}` ({n_runs} committed run{'s' if n_runs != 1 else ''}): "
-    if rec is None: return head + f"never verified (`cogen verify {paper} --profile {profile}` re-executes a sample and compares the rows)."
-    when = str(rec.get('when', 'at an unrecorded time'))
-    try:
-        t = datetime.fromisoformat(when)
-        when = (t.astimezone(timezone.utc) if t.tzinfo else t).strftime('%Y-%m-%d %H:%M') + (' UTC' if t.tzinfo else '')
-    except ValueError: pass
-    runs = rec.get('checked') or rec.get('runs') or []   # `verify_committed` writes one dict per re-executed run in 'checked'
-    runs = [runs] if isinstance(runs, str) else list(runs)
-    diffs = rec.get('differences') or []; diffs = [diffs] if isinstance(diffs, str) else list(diffs)
-    n = int(rec.get('differences_total', len(diffs)))    # `differences` lists at most MAX_LISTED_DIFFERENCES of them
-    ok = rec.get('ok')
-    outcome = ('**identical rows**' if ok is True and not diffs else
-               f"**{n} difference{'s' if n != 1 else ''}** (" + '; '.join(describe_difference(x)[:160] for x in diffs[:3]) + (', ...' if n > 3 else '') + ')' if diffs else
-               '**failed**' if ok is False else 'outcome not recorded')
-    # `cogen verify --out DIR` resumes an interrupted verification: its model calls then came partly from an earlier
-    # verification into DIR (never from the committed run's cache), which a reader should know
-    resumed = ' (resumed: part of its model calls were computed by an earlier verification into the same folder)' if rec.get('resumed') is True else ''
-    return head + (f"last verified {when} on {rec.get('device', 'an unrecorded device')} at commit `{str(rec.get('commit', '?'))[:12]}`, "
-                   f"re-executing {len(runs)} run{'s' if len(runs) != 1 else ''}{resumed}: {outcome}.")
-
-# %% ../nbs/06_site.ipynb #0b586e54
-def committed_status(paper: str, root: Path | str | None = None) -> list[str]:
-    "`verified_line` of each committed profile of `paper` under `root` (a folder `results/<paper>/<profile>/` with result files or a `VERIFIED.json`), in name order."
-    d = RunFiles(Path(root) if root else project_root(), paper).results_dir
-    profs = sorted(p for p in d.iterdir() if p.is_dir() and p.name[:1] not in '._' and (any(p.glob('*.csv')) or (p/'VERIFIED.json').exists())) if d.is_dir() else []
-    return [verified_line(paper, p.name, len(list(p.glob('*.csv'))), read_verified(p/'VERIFIED.json')) for p in profs]
-
-# %% ../nbs/06_site.ipynb #e8a115fb
-def _file_link(rel: str) -> str: return f'<a href="{rel}"><code>{rel}</code></a>'
-
-def verdicts_section(paper: str, title: str, root: Path | str | None = None, page: str | None = None) -> str:
-    """The front page's section on `paper` (headed `title`): from `figures/<paper>/verdicts.csv` under `root`, its verdict
-    counts (`claims.verdict_counts`) and each claim in one line with its verdict, linked to the claim's row on the page
-    `page` (the docname of the paper's summary, whose verdict table `polish_page` anchors), then the verdict files, linked
-    (`build_site` copies them into the site); or its verdicts table where the summary writes no structured verdicts, or a
-    line saying they are missing; then `committed_status`."""
-    import html
-    import pandas as pd
-    from cogen_lib.claims import verdict_counts, counts_line
-    root = Path(root) if root else project_root()
-    f, counts = root/'figures'/paper/'verdicts.md', verdict_counts(paper, root)
-    if counts is not None:
-        d = pd.read_csv(f.with_suffix('.csv'), dtype=str, keep_default_na=False)
-        d = d[d['shown'].str.lower() == 'true']
-        if 'origin' in d: d = d[d['origin'].replace('', 'paper') == 'paper']   # the paper's own claims, as `verdict_counts` counts them
-        lines = []
-        for claim, kind in d[['claim', 'kind']].itertuples(index=False):
-            mark, colour = next((v for p, v in VERDICT_MARKS.items() if kind.startswith(p)), ('\u2022', 'none'))
-            text = html.escape(claim)
-            lines.append(f'<li><span class="cogen-verdict cogen-v-{colour}"><span class="cogen-mark">{mark}</span> {html.escape(kind)}</span>: '
-                         + (f'<a href="{page}.html#{claim_anchor(claim)}">{text}</a>' if page else text) + '</li>')
-        files = [(n, what) for n, what in (('verdicts.md', 'the verdict table, one row per claim'), ('verdicts.csv', 'every budget, structured'),
-                                           ('verdicts_details.md', 'every budget with its test, p and minimum detectable effect'))
-                 if (f.parent/n).exists()]
-        body = [f"**{counts_line(counts)}** ({sum(counts.values())} claims), each with its verdict"
-                + (", linked to its row in the verdict table of the paper's summary" if page else '') + ':',
-                '<ul class="cogen-claims">\n' + '\n'.join(lines) + '\n</ul>',
-                'Files: ' + '; '.join(f"{_file_link(f'figures/{paper}/{n}')} ({what})" for n, what in files)
-                + (f"; the claims: {_file_link(f'claims/{paper}.yaml')}" if (root/'claims'/f'{paper}.yaml').exists() else '') + '.']
-    else:
-        body = ([f"From {_file_link(f'figures/{paper}/verdicts.md')}:", _md_text(f.read_text())] if f.exists() else
-                [f"**No verdicts yet**: `figures/{paper}/verdicts.md` is missing (its summary writes it with `claims.save_verdict_tables`; "
-                 f"`cogen run {paper} --profile {FIGURE_PROFILES[0]}` runs the summary)."])
-    st = committed_status(paper, root)
-    body.append('Committed rows:' + ''.join(f"\n- {l}" for l in st) if st else f"Committed rows: none under `results/{paper}/`.")
-    return f"### {title}\n\n" + '\n\n'.join(body) + '\n'
-
-def verdict_files(paper: str, root: Path | str, dest: Path | str) -> list[Path]:
-    "Copy the files `verdicts_section` links (`figures/<paper>/verdicts*.{md,csv}`, `claims/<paper>.yaml` under `root`) to the same paths under `dest`."
-    root, out = Path(root), []
-    for f in [*sorted((root/'figures'/paper).glob('verdicts*.md')), *sorted((root/'figures'/paper).glob('verdicts*.csv')), root/'claims'/f'{paper}.yaml']:
-        if f.is_file():
-            (Path(dest)/f.relative_to(root)).parent.mkdir(parents=True, exist_ok=True)
-            out.append(Path(shutil.copy(f, Path(dest)/f.relative_to(root))))
-    return out
-
-def summary_doc(out: Path | str, paper: str) -> str | None:
-    "The docname of `paper`'s summary page in a site built from `out/runs/`: the first of `FIGURE_PROFILES` it ran, else any (walkthroughs aside); None without one."
-    have = {p.stem for p in RunFiles(Path(out), paper).runs_dir.glob('summary-*.ipynb') if p.stem.count('-') == 1}
-    stem = next((f'summary-{p}' for p in FIGURE_PROFILES if f'summary-{p}' in have), min(have, default=None))
-    return f"{paper}/{stem}" if stem else None
-
-def measurements_page(root: Path | str | None = None) -> str | None:
-    """The site's *Costs and measurements* page: every row of `measured/measurements.csv` under `root` (what, value,
-    command, load, machine, date), then `measured/README.md` on the other measurement files; None without the CSV."""
-    import pandas as pd
-    root = Path(root) if root else project_root()
-    f = root/'measured'/'measurements.csv'
-    if not f.exists(): return None
-    d = pd.read_csv(f, dtype=str, keep_default_na=False)
-    d['value'] = d['value'] + ' ' + d.pop('unit')
-    table = d[['what', 'value', 'command', 'load', 'machine', 'date']].assign(command=lambda x: '`' + x.command.str.replace('|', '\\|') + '`')
-    readme = root/'measured'/'README.md'
-    more = _md_text(readme.read_text()).replace('# measured/', '## The other files of `measured/`', 1) if readme.exists() else ''
-    return ("# Costs and measurements\n\nEach row is one measurement of a command as a whole, from `measured/measurements.csv`: "
-            "what was measured, the value, the command, the machine's load at the time (other work beside it slows it), the machine "
-            f"and the date.\n\n{table.to_markdown(index=False)}\n\n{more}\n")
-
-# %% ../nbs/06_site.ipynb #60018aa0
-_SAVED = re.compile(r'figure saved: ([^,\n]+?\.png)(?=,|\s|\)|\]|$)')
-
-def saved_figures(nb, figures_dir: Path | str | None = None) -> list[Path]:
-    """The PNG files the executed notebook `nb` wrote: those its outputs name (`figure saved: ...png`) and those in
-    `figures_dir` (default: its papermill parameter `figures_dir`) modified while it ran (papermill's start and end times)."""
-    from datetime import datetime, timezone
-    pm = nb.metadata.get('papermill', {}) or {}
-    fd = figures_dir or (pm.get('parameters') or {}).get('figures_dir')
-    fdir = Path(fd) if fd else None
-    found = []
-    for c in nb.cells:
-        for o in (c.get('outputs', []) if c.cell_type == 'code' else []):
-            text = o.get('text', '') if o.get('output_type') == 'stream' else o.get('data', {}).get('text/plain', '')
-            for s in _SAVED.findall(''.join(text) if isinstance(text, list) else str(text)):
-                p = Path(s.strip())
-                found.append(fdir/p.name if fdir and not p.exists() and (fdir/p.name).exists() else p)
-    if fdir and fdir.is_dir() and pm.get('start_time') and pm.get('end_time'):
-        ts = lambda s: (t if (t := datetime.fromisoformat(s)).tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
-        t0, t1 = ts(pm['start_time']), ts(pm['end_time'])
-        found += [p for p in sorted(fdir.glob('*.png')) if t0 <= p.stat().st_mtime <= t1]
-    return list(dict.fromkeys(found))
-
-# %% ../nbs/06_site.ipynb #100188c4
-_IMG = re.compile(r'<img\b[^>]*?\bsrc="([^"]+)"', re.I)
-
-def page_images(html_path: Path | str) -> dict[str, str]:
-    "The images the page `html_path` shows: sha256 of each one's bytes (a file beside the page or a `data:` URI) -> its `src`."
-    import base64, html
-    from urllib.parse import unquote
-    page, out = Path(html_path), {}
-    for src in _IMG.findall(page.read_text(encoding='utf-8')):
-        src = html.unescape(src)
-        if src.startswith('data:'):
-            head, _, data = src.partition(',')
-            b = base64.b64decode(data) if head.endswith(';base64') else unquote(data).encode()
-        elif '://' in src: continue
-        elif (f := page.parent/unquote(src.split('#')[0].split('?')[0])).is_file(): b = f.read_bytes()
-        else: continue
-        out.setdefault(hashlib.sha256(b).hexdigest(), src)
-    return out
-
-# %% ../nbs/06_site.ipynb #bfe11960
-_OUT_TEXT = re.compile(r'<div class="output (?:text_plain|stream)[^"]*">\s*<div class="highlight"><pre>(.*?)</pre>', re.S)
-_TUPLE = re.compile(r'^\s*[(\[].*?(?:\b(?:figure|table) saved: |PosixPath\(|<IPython\.core\.display\.)', re.S)
-
-def page_problems(html_path: Path | str, nb, figures_dir: Path | str | None = None) -> list[str]:
-    """What the page `html_path` (with the pages of its sections, `<page>/*.html`: `split_sections`) loses of the executed
-    notebook `nb` it was built from: each PNG of `saved_figures` that it does not show (compared by content), each text
-    output that is a Python tuple or list of saved files or display objects."""
-    import html
-    pages = [Path(html_path), *sorted(Path(html_path).with_suffix('').glob('*.html'))]
-    shown, out = {k: v for p in pages for k, v in page_images(p).items()}, []
-    for p in saved_figures(nb, figures_dir):
-        if not p.is_file(): out.append(f"{p.name}: named by the notebook as saved, but {p} does not exist")
-        elif hashlib.sha256(p.read_bytes()).hexdigest() not in shown: out.append(f"{p.name}: saved by the notebook, not shown on the page")
-    for t in (t for p in pages for t in _OUT_TEXT.findall(p.read_text(encoding='utf-8'))):
-        t = html.unescape(re.sub(r'<[^>]+>', '', t))
-        if _TUPLE.match(t): out.append(f"an output prints as a Python {'list' if t.lstrip()[0] == '[' else 'tuple'}: {' '.join(t.split())[:120]}")
-    return out
-
-# %% ../nbs/06_site.ipynb #8d062c9b
-def check_site(index: Path | str, out: Path | str | None = None) -> list[str]:
-    "`page_problems` of every page built from an executed notebook under `out/runs/` (default: the project), summaries and runs, as `<page>: <problem>` lines."
-    out = Path(out) if out else project_root(); site, probs = Path(index).parent, []
-    for paper in RunFiles.papers(out):
-        for nbp in sorted(RunFiles(out, paper).runs_dir.glob('*.ipynb')):
-            page = site/paper/f'{nbp.stem}.html'
-            if not page.exists(): probs.append(f"{paper}/{nbp.stem}: no page"); continue
-            probs += [f"{paper}/{page.name}: {p}" for p in page_problems(page, nbformat.read(nbp, as_version=4))]
-    return probs
-
 # %% ../nbs/06_site.ipynb #90d2f344
 @contextmanager
 def ticking(log, what, every: float = 20.0):
@@ -791,41 +175,41 @@ def ticking(log, what, every: float = 20.0):
     try: yield
     finally: stop.set(); t.join(timeout=5)
 
-# %% ../nbs/06_site.ipynb #c52e1698
-def build_site(out: Path | str | None = None, dest: Path | str | None = None, library: str | bool | list = 'all', quiet: bool = True,
-               committed_root: Path | str | None = None, workers: int | None = None, log=print) -> Path:
-    """Build the site from `out/runs/` (default: the project) into `dest` (default `out/_site`); returns its index.html.
-    `library`: which library notebooks to render too: 'all' (`library_notebooks()`), 'course', 'none', or a list of paths.
-    `committed_root`: the folder whose committed `figures/` and `results/` the front page reads (default: the project).
-    `workers`: library notebooks executed at once, each in its own process (default: 2, or 1 on a one-core machine).
-    `log`: a line as each library notebook starts and finishes (with its seconds), as each step begins and ends, and
-    every 20 s while one works (`ticking`)."""
-    lock, said = threading.Lock(), log
-    def log(s):                                         # one line at a time: notebooks execute in threads
-        with lock: said(s)
-    log(f"site: building from {Path(out).resolve() if out else project_root()}/runs (loading Sphinx)")
+# %% ../nbs/06_site.ipynb #25cd828e
+def _sphinx():
+    """Sphinx's application class and jupyter-server-mathjax (MathJax served from the site itself), once the extra
+    `site` is known to be installed (MyST-NB and sphinx-book-theme too): checked before any work."""
     try:
         from sphinx.application import Sphinx
         from sphinx.util.console import nocolor
         import myst_nb, sphinx_book_theme                   # the conf's extension and theme, before any work
         import jupyter_server_mathjax                       # MathJax, served locally
-    except ImportError as e: raise CogenError(f"building the site needs Sphinx, MyST-NB, sphinx-book-theme and jupyter-server-mathjax ({e.name} is missing): pip install 'cogen_lib[site]'") from None
+    except ImportError as e:
+        raise CogenError(f"building the site needs Sphinx, MyST-NB, sphinx-book-theme and jupyter-server-mathjax "
+                         f"({e.name} is missing): pip install 'cogen_lib[site]'") from None
     nocolor()
-    from cogen_lib.claims import KINDS
-    root = project_root(); out = Path(out).resolve() if out else root
-    committed_root = Path(committed_root).resolve() if committed_root else root
-    dest = Path(dest).resolve() if dest else out/'_site'
-    papers = RunFiles.papers(out)
-    if not papers: raise CogenError(f"nothing to render: no executed notebooks under {out}/runs; run `cogen run <paper> --profile smoke` first")
-    if library in (True, 'all'): libs = library_notebooks(root)
-    elif library == 'course': libs = [p for p in library_notebooks(root) if p.parent.name == 'course']
-    elif library in (False, None, 'none'): libs = []
-    elif isinstance(library, (list, tuple)): libs = [root/p for p in library]
-    else: raise CogenError(f"library={library!r}: use 'all', 'course', 'none' or a list of notebook paths")
-    papers = sorted(set(papers) | {p.relative_to(root/'nbs').parts[0] for p in libs if p.parent.name != 'course' and p.parent != root/'nbs'})   # a paper with no runs yet still shows its library
-    commit = source_commit(root)
-    short = lambda info: info.title.split(':')[0].strip()
-    verdicts = [verdicts_section(p, short(paper_info(p, root)), committed_root, summary_doc(out, p)) for p in sorted(set(papers) | set(list_papers(root)))]   # read (and refused) before any work
+    return Sphinx, jupyter_server_mathjax
+
+def _libraries(library, root: Path) -> list[Path]:
+    "The library notebooks `build_site(library=...)` renders: 'all', 'course', 'none', or a list of paths under `root`."
+    if library in (True, 'all'): return library_notebooks(root)
+    if library == 'course': return [p for p in library_notebooks(root) if p.parent.name == 'course']
+    if library in (False, None, 'none'): return []
+    if isinstance(library, (list, tuple)): return [root/p for p in library]
+    raise CogenError(f"library={library!r}: use 'all', 'course', 'none' or a list of notebook paths")
+
+# %% ../nbs/06_site.ipynb #331016e4
+def _one_line_at_a_time(log):
+    "`log`, one line at a time: library notebooks execute in threads."
+    lock = threading.Lock()
+    def said(s):
+        with lock: log(s)
+    return said
+
+def _execute_libraries(libs: list[Path], root: Path, out: Path, workers: int | None, log) -> dict[Path, Path]:
+    """`execute_library` of each of `libs` (those that changed execute), `workers` at a time (default: 2, or 1 on a
+    one-core machine), each in a process of its own with its share of the cores, saying every 20 s which are still at
+    work; returns each one's executed copy."""
     from concurrent.futures import ThreadPoolExecutor
     n = max(1, workers or min(2, os.cpu_count() or 1))
     busy, t0 = {}, time.time()                    # the library notebooks executing now -> since when
@@ -836,92 +220,184 @@ def build_site(out: Path | str | None = None, dest: Path | str | None = None, li
     still = lambda: ', '.join(f"{p.relative_to(root)} ({time.time() - s:.0f} s)" for p, s in list(busy.items()))
     if libs: log(f"site: {len(libs)} library notebook(s): executing those that changed, {n} at a time")
     with ThreadPoolExecutor(n) as pool, ticking(log, lambda: still() and f"site: still executing {still()}"):
-        futs = {p: pool.submit(job, p) for p in libs}   # each notebook runs in a process of its own, with its share of the cores
+        futs = {p: pool.submit(job, p) for p in libs}
         for p in futs: futs[p].result()
     executed = {p: f.result() for p, f in futs.items()}
     if libs: log(f"site: library notebooks ready in {time.time() - t0:.0f} s")
-    with tempfile.TemporaryDirectory(prefix='cogen-site-') as tmp:
-        src = Path(tmp)/'src'; src.mkdir()
-        (src/'conf.py').write_text(SITE_CONF)
-        (src/'_static').mkdir(); (src/'_extra').mkdir()
-        for name, text in SITE_STATIC.items(): (src/'_static'/name).write_text(text)
-        for p in sorted(set(papers) | set(list_papers(root))): verdict_files(p, committed_root, src/'_extra')   # the files the front page links
-        shutil.copytree(Path(jupyter_server_mathjax.__file__).parent/'static', src/'_static'/'mathjax')
-        groups = []                                     # (caption, heading, description, pages)
-        course = [p for p in libs if p.parent.name == 'course']
-        if course:
-            pages = []
-            for p in course:
-                nb = nbformat.read(executed[p], as_version=4)
-                t = _demote(nbformat.from_dict(json.loads(json.dumps(nb)))) or p.stem
-                pages.append(write_page(nb, f"course/{p.stem}", t, None, provenance_line(str(p.relative_to(root)), {}, commit, 'see the notebook'), src, 'course'))
-            groups.append(('Course', 'Course: compositional generalization', 'A short, runnable introduction for a class; each notebook ends with exercises.', pages))
-        for paper in papers:
-            info = paper_info(paper, root)
-            pages = _run_pages(out, paper, info, src, commit, committed_root)
-            mine = [p for p in libs if p.parent.name == paper]
-            for p in mine:
-                nb = nbformat.read(executed[p], as_version=4)
-                t = _demote(nbformat.from_dict(json.loads(json.dumps(nb)))) or p.stem
-                pages.append(write_page(nb, f"{paper}/lib-{p.stem}", f"library: {t}", None,
-                                        provenance_line(str(p.relative_to(root)), {}, commit, data_checksums(info.data)), src, paper))
-            desc = (f"*{info.title}*" + (f", {info.authors}" if info.authors else '') + '. ' if info.title != short(info) or info.authors else '') + info.summary
-            groups.append((short(info), short(info), desc, pages))
-        core = [p for p in libs if p.parent == root/'nbs']
-        if core:
-            pages = []
-            for p in core:
-                nb = nbformat.read(executed[p], as_version=4)
-                t = _demote(nbformat.from_dict(json.loads(json.dumps(nb)))) or p.stem
-                pages.append(write_page(nb, f"library/{p.stem}", f"cogen_lib.{t}", None, provenance_line(str(p.relative_to(root)), {}, commit, 'see the notebook'), src, 'library'))
-            groups.append(('Library', 'The library, cogen_lib', 'The core modules as literate notebooks: each function with its tests and an example.', pages))
-        idx = [f"# cogen analyses\n\nExecuted notebooks of cogen (cogen_lib {lib_version()}, commit `{commit}`). "
-               "Each paper lists its summaries (tables and figures beside the paper's numbers) and then its runs, named by "
-               "the parameters that tell them apart; their analysis code is folded under *Show code*. Every figure and table "
-               "carries a provenance line.\n",
-               "## Verdicts\n\nEach paper's central claims (`claims/<paper>.yaml`) judged from its committed rows by one set of rules "
-               f"(`cogen_lib.claims`), written to `figures/<paper>/verdicts.md` by the summaries of the {' and '.join(f'`{p}`' for p in FIGURE_PROFILES)} "
-               "profiles. Under each paper, the rows committed for it and when `cogen verify` last re-executed a sample of them. "
-               "The kinds of verdict:\n\n" + ''.join(f"- **{k}**: {v}.\n" for k, v in KINDS.items()), *verdicts]
-        models = committed_root/'figures'/'models.md'
-        if models.exists():
-            budgets = models.with_name('models_budgets.md')
-            more = f"\n\n## The budget of each cell\n\n{_md_text(budgets.read_text())}" if budgets.exists() else ''
-            (src/'models.md').write_text(f"# Models\n\n{_md_text(models.read_text())}{more}\n\n<small>From `figures/models.md`"
-                                         + (" and `figures/models_budgets.md`" if more else '') + ".</small>\n")
-            idx.append("## Models\n\nOne row per model across the papers, ours and the papers' own: each paper's headline measure with its "
-                       "interval, n and best baseline (`nbs/models.ipynb`, run by `cogen run`): {doc}`models`.\n\n```{toctree}\n:hidden:\n\nmodels\n```\n")
-        guide = []                                      # the guide (docs/*.md) and the measurements, as pages of their own
-        docs = sorted((root/'docs').glob('*.md')) if (root/'docs').is_dir() else []
-        if docs: (src/'docs').mkdir()
-        for d in docs:
-            (src/'docs'/d.name).write_text(d.read_text())
-            t = next((l[2:].strip() for l in d.read_text().splitlines() if l.startswith('# ')), d.stem)
-            guide.append(Page(f"docs/{d.stem}", t, 'guide'))
-        meas = measurements_page(committed_root)
-        if meas: (src/'measurements.md').write_text(meas); guide.append(Page('measurements', 'Costs and measurements', 'guide'))
-        if guide: groups.insert(0, ('Guide', 'Guide', "How to use cogen, how its numbers were checked, and what things cost here.", guide))
-        for caption, head, desc, pages in groups:
-            idx.append(f"## {head}\n\n{desc}\n\n{_links(pages)}\n\n{_toc(caption, pages)}")
-        (src/'index.md').write_text('\n'.join(idx))
-        build = Path(tmp)/'build'
-        warn = io.StringIO()
-        app = Sphinx(str(src), str(src), str(build/'html'), str(build/'doctrees'), 'html', status=None if quiet else io.StringIO(),
-                     warning=warn, freshenv=True, verbosity=0)
-        t0 = time.time(); log(f"site: Sphinx writes the pages")
-        with warnings.catch_warnings(), ticking(log, lambda: f"site: Sphinx still writing the pages ({time.time() - t0:.0f} s)"):
-            warnings.simplefilter('ignore', DeprecationWarning); warnings.simplefilter('ignore', PendingDeprecationWarning)
-            app.build()
-        log(f"site: Sphinx wrote the pages in {time.time() - t0:.0f} s")
-        if app.statuscode: raise CogenError(f"the site did not build:\n{warn.getvalue()[-3000:]}")
-        import pandas as pd
-        claims = [c for f in sorted(committed_root.glob('figures/*/verdicts.csv')) for c in pd.read_csv(f, dtype=str, keep_default_na=False).get('claim', [])]
-        for page in (build/'html').rglob('*.html'):          # tables for reading: no word, number or interval broken
-            page.write_text(polish_page(page.read_text(encoding='utf-8'), claims), encoding='utf-8')
-        if dest.exists():
-            if not (dest/'index.html').exists() and any(dest.iterdir()): raise CogenError(f"{dest} exists and is not a cogen site; remove it or pass another --out")
-            shutil.rmtree(dest)
-        shutil.copytree(build/'html', dest)
-        (dest/'.nojekyll').touch()
-        (dest/'sphinx-warnings.txt').write_text(warn.getvalue())
+    return executed
+
+# %% ../nbs/06_site.ipynb #f2ba9d56
+def _site_source(src: Path, papers: list[str], root: Path, committed_root: Path, mathjax) -> Path:
+    """The Sphinx project `src`, before its pages: `SITE_CONF`, `SITE_STATIC`, the verdict files the front page links
+    (`verdict_files`, of every paper) and MathJax (`mathjax`: the jupyter_server_mathjax module)."""
+    src.mkdir()
+    (src/'conf.py').write_text(SITE_CONF)
+    (src/'_static').mkdir(); (src/'_extra').mkdir()
+    for name, text in SITE_STATIC.items(): (src/'_static'/name).write_text(text)
+    for p in sorted(set(papers) | set(list_papers(root))): verdict_files(p, committed_root, src/'_extra')
+    shutil.copytree(Path(mathjax.__file__).parent/'static', src/'_static'/'mathjax')
+    return src
+
+def _short(info: PaperInfo) -> str:
+    "A paper's short title: its title up to a colon."
+    return info.title.split(':')[0].strip()
+
+def _library_pages(libs: list[Path], executed: dict, root: Path, src: Path, commit: str, docs: str, group: str,
+                   title: str = '', data: str = 'see the notebook') -> list[Page]:
+    """A page for each library notebook of `libs` (its executed copy, `executed[p]`), named `<docs><stem>` and titled
+    `title` and its first heading, its code in view."""
+    pages = []
+    for p in libs:
+        nb = nbformat.read(executed[p], as_version=4)
+        t = _demote(nbformat.from_dict(json.loads(json.dumps(nb)))) or p.stem
+        pages.append(write_page(nb, f"{docs}{p.stem}", f"{title}{t}", None,
+                                provenance_line(str(p.relative_to(root)), {}, commit, data), src, group))
+    return pages
+
+def _page_groups(papers: list[str], libs: list[Path], executed: dict, out: Path, root: Path, committed_root: Path,
+                 src: Path, commit: str) -> list[tuple]:
+    """The pages of the site in groups of (caption, heading, description, pages): the course, each paper (its
+    summaries and runs, `_run_pages`, then its library notebooks) and the library's core."""
+    groups = []
+    course = [p for p in libs if p.parent.name == 'course']
+    if course:
+        groups.append(('Course', 'Course: compositional generalization',
+                       'A short, runnable introduction for a class; each notebook ends with exercises.',
+                       _library_pages(course, executed, root, src, commit, 'course/', 'course')))
+    for paper in papers:
+        info = paper_info(paper, root)
+        pages = _run_pages(out, paper, info, src, commit, committed_root)
+        mine = [p for p in libs if p.parent.name == paper]
+        if mine: pages += _library_pages(mine, executed, root, src, commit, f'{paper}/lib-', paper, 'library: ',
+                                         data_checksums(info.data))
+        desc = (f"*{info.title}*" + (f", {info.authors}" if info.authors else '') + '. '
+                if info.title != _short(info) or info.authors else '') + info.summary
+        groups.append((_short(info), _short(info), desc, pages))
+    core = [p for p in libs if p.parent == root/'nbs']
+    if core:
+        groups.append(('Library', 'The library, cogen_lib',
+                       'The core modules as literate notebooks: each function with its tests and an example.',
+                       _library_pages(core, executed, root, src, commit, 'library/', 'library', 'cogen_lib.')))
+    return groups
+
+# %% ../nbs/06_site.ipynb #69b77a7a
+def _models_section(src: Path, committed_root: Path) -> str | None:
+    """The front page's section on the models table across papers (`figures/models.md` under `committed_root`, with
+    `figures/models_budgets.md`), after writing its page `src/models.md`; None without the table."""
+    models = committed_root/'figures'/'models.md'
+    if not models.exists(): return None
+    budgets = models.with_name('models_budgets.md')
+    more = f"\n\n## The budget of each cell\n\n{_md_text(budgets.read_text())}" if budgets.exists() else ''
+    (src/'models.md').write_text(f"# Models\n\n{_md_text(models.read_text())}{more}\n\n<small>From `figures/models.md`"
+                                 + (" and `figures/models_budgets.md`" if more else '') + ".</small>\n")
+    return ("## Models\n\nOne row per model across the papers, ours and the papers' own: each paper's headline measure "
+            "with its interval, n and best baseline (`nbs/models.ipynb`, run by `cogen run`): {doc}`models`.\n\n"
+            "```{toctree}\n:hidden:\n\nmodels\n```\n")
+
+def _guide_pages(src: Path, root: Path, committed_root: Path) -> list[Page]:
+    "The guide's pages: `docs/*.md` of `root`, copied into `src/docs/`, and the measurements (`measurements_page`)."
+    guide = []
+    docs = sorted((root/'docs').glob('*.md')) if (root/'docs').is_dir() else []
+    if docs: (src/'docs').mkdir()
+    for d in docs:
+        (src/'docs'/d.name).write_text(d.read_text())
+        t = next((l[2:].strip() for l in d.read_text().splitlines() if l.startswith('# ')), d.stem)
+        guide.append(Page(f"docs/{d.stem}", t, 'guide'))
+    meas = measurements_page(committed_root)
+    if meas:
+        (src/'measurements.md').write_text(meas); guide.append(Page('measurements', 'Costs and measurements', 'guide'))
+    return guide
+
+def _front_page(commit: str, verdicts: list[str], models: str | None, groups: list[tuple]) -> str:
+    """The site's `index.md`: what it is, the verdicts of each paper (`verdicts_section`), the models table
+    (`_models_section`), then each group of pages with its table of contents."""
+    from cogen_lib.claims import KINDS
+    profiles = ' and '.join(f'`{p}`' for p in FIGURE_PROFILES)
+    kinds = ''.join(f"- **{k}**: {v}.\n" for k, v in KINDS.items())
+    idx = [f"# cogen analyses\n\nExecuted notebooks of cogen (cogen_lib {lib_version()}, commit `{commit}`). "
+           "Each paper lists its summaries (tables and figures beside the paper's numbers) and then its runs, named by "
+           "the parameters that tell them apart; their analysis code is folded under *Show code*. Every figure and "
+           "table carries a provenance line.\n",
+           "## Verdicts\n\nEach paper's central claims (`claims/<paper>.yaml`) judged from its committed rows by one "
+           "set of rules (`cogen_lib.claims`), written to `figures/<paper>/verdicts.md` by the summaries of the "
+           f"{profiles} profiles. Under each paper, the rows committed for it and when `cogen verify` last "
+           "re-executed a sample of them. The kinds of verdict:\n\n" + kinds, *verdicts]
+    if models: idx.append(models)
+    for caption, head, desc, pages in groups:
+        idx.append(f"## {head}\n\n{desc}\n\n{_links(pages)}\n\n{_toc(caption, pages)}")
+    return '\n'.join(idx)
+
+# %% ../nbs/06_site.ipynb #78edd965
+def _sphinx_build(Sphinx, src: Path, build: Path, quiet: bool, log) -> str:
+    """Build the HTML of the Sphinx project `src` into `build/html`, saying every 20 s that Sphinx is at work; returns
+    its warnings. A page that does not build is an error."""
+    warn = io.StringIO()
+    app = Sphinx(str(src), str(src), str(build/'html'), str(build/'doctrees'), 'html',
+                 status=None if quiet else io.StringIO(), warning=warn, freshenv=True, verbosity=0)
+    t0 = time.time(); log(f"site: Sphinx writes the pages")
+    still = lambda: f"site: Sphinx still writing the pages ({time.time() - t0:.0f} s)"
+    with warnings.catch_warnings(), ticking(log, still):
+        warnings.simplefilter('ignore', DeprecationWarning); warnings.simplefilter('ignore', PendingDeprecationWarning)
+        app.build()
+    log(f"site: Sphinx wrote the pages in {time.time() - t0:.0f} s")
+    if app.statuscode: raise CogenError(f"the site did not build:\n{warn.getvalue()[-3000:]}")
+    return warn.getvalue()
+
+def _polish_pages(html: Path, committed_root: Path):
+    "Every page under `html` through `polish_page` (tables for reading), verdict rows anchored by the committed claims."
+    import pandas as pd
+    claims = [c for f in sorted(committed_root.glob('figures/*/verdicts.csv'))
+              for c in pd.read_csv(f, dtype=str, keep_default_na=False).get('claim', [])]
+    for page in html.rglob('*.html'):          # tables for reading: no word, number or interval broken
+        page.write_text(polish_page(page.read_text(encoding='utf-8'), claims), encoding='utf-8')
+
+def _publish(html: Path, dest: Path, warned: str) -> Path:
+    """The built site `html` copied to `dest` (replacing an earlier cogen site there), with Sphinx's warnings; returns
+    its index.html."""
+    if dest.exists():
+        if not (dest/'index.html').exists() and any(dest.iterdir()):
+            raise CogenError(f"{dest} exists and is not a cogen site; remove it or pass another --out")
+        shutil.rmtree(dest)
+    shutil.copytree(html, dest)
+    (dest/'.nojekyll').touch()
+    (dest/'sphinx-warnings.txt').write_text(warned)
     return dest/'index.html'
+
+# %% ../nbs/06_site.ipynb #c52e1698
+def build_site(out: Path | str | None = None, dest: Path | str | None = None, library: str | bool | list = 'all',
+               quiet: bool = True, committed_root: Path | str | None = None, workers: int | None = None,
+               log=print) -> Path:
+    """Build the site from `out/runs/` (default: the project) into `dest` (default `out/_site`); returns its index.html.
+    `library`: which library notebooks to render too: 'all' (`library_notebooks()`), 'course', 'none', or a list of
+    paths. `committed_root`: the folder whose committed `figures/` and `results/` the front page reads (default: the
+    project). `workers`: library notebooks executed at once, each in its own process (default: 2, or 1 on a one-core
+    machine). `log`: a line as each library notebook starts and finishes (with its seconds), as each step begins and
+    ends, and every 20 s while one works (`ticking`)."""
+    log = _one_line_at_a_time(log)
+    log(f"site: building from {Path(out).resolve() if out else project_root()}/runs (loading Sphinx)")
+    Sphinx, mathjax = _sphinx()
+    root = project_root(); out = Path(out).resolve() if out else root
+    committed_root = Path(committed_root).resolve() if committed_root else root
+    dest = Path(dest).resolve() if dest else out/'_site'
+    papers = RunFiles.papers(out)
+    if not papers:
+        raise CogenError(f"nothing to render: no executed notebooks under {out}/runs; run `cogen run <paper> --profile "
+                         "smoke` first")
+    libs = _libraries(library, root)
+    papers = sorted(set(papers) | {p.relative_to(root/'nbs').parts[0] for p in libs   # a paper with no runs yet
+                                   if p.parent.name != 'course' and p.parent != root/'nbs'})   # still shows its library
+    commit = source_commit(root)
+    verdicts = [verdicts_section(p, _short(paper_info(p, root)), committed_root, summary_doc(out, p))
+                for p in sorted(set(papers) | set(list_papers(root)))]   # read (and refused) before any work
+    executed = _execute_libraries(libs, root, out, workers, log)
+    with tempfile.TemporaryDirectory(prefix='cogen-site-') as tmp:
+        src = _site_source(Path(tmp)/'src', papers, root, committed_root, mathjax)
+        groups = _page_groups(papers, libs, executed, out, root, committed_root, src, commit)
+        models = _models_section(src, committed_root)
+        guide = _guide_pages(src, root, committed_root)      # the guide (docs/*.md) and the measurements
+        if guide: groups.insert(0, ('Guide', 'Guide', "How to use cogen, how its numbers were checked, and what things "
+                                    "cost here.", guide))
+        (src/'index.md').write_text(_front_page(commit, verdicts, models, groups))
+        warned = _sphinx_build(Sphinx, src, Path(tmp)/'build', quiet, log)
+        _polish_pages(Path(tmp)/'build'/'html', committed_root)
+        return _publish(Path(tmp)/'build'/'html', dest, warned)

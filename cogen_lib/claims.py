@@ -15,8 +15,8 @@ from .verdicts import FORMS, UNITS, ORIGINS, CLAIM_EFFECTS, _num
 __all__ = ['PRECONDITION_KINDS', 'Claim', 'ClaimFile', 'check_claims', 'grid_values', 'load_claims', 'KINDS', 'FORMS', 'UNITS',
            'ORIGINS', 'MIN_TRAINED', 'CLAIM_EFFECTS', 'Verdict', 'judge', 'partition_key', 'report_once',
            'paired_effect', 'level_effect', 'gap_difference', 'arm_label', 'check_precondition', 'evaluate_claim',
-           'arm_runs', 'item_series', 'judge_runs', 'best_rows', 'paper_text', 'ours_text', 'n_text', 'verdict_frames',
-           'save_verdict_tables', 'SHORT_KINDS', 'verdict_counts', 'counts_markdown', 'counts_line']
+           'arm_runs', 'item_series', 'judge_runs', 'SummaryRuns', 'best_rows', 'paper_text', 'ours_text', 'n_text',
+           'verdict_frames', 'save_verdict_tables', 'SHORT_KINDS', 'verdict_counts', 'counts_markdown', 'counts_line']
 
 # %% ../nbs/08_claims.ipynb #c4adb17a
 _ITEMS = {'a - b': ('paired', 'independent'), 'a': ('one arm',), '(a - b) - (c - d)': ('independent',)}
@@ -407,9 +407,10 @@ from .verdicts import (
     KINDS, FORMS, UNITS, ORIGINS, MIN_TRAINED, CLAIM_EFFECTS, Verdict, judge, partition_key, report_once)
 from .judging import (
     paired_effect, level_effect, gap_difference, arm_label, check_precondition, evaluate_claim, arm_runs,
-    item_series, judge_runs, best_rows, paper_text, ours_text, n_text, verdict_frames, save_verdict_tables,
-    SHORT_KINDS, verdict_counts, counts_markdown, counts_line)
+    item_series, judge_runs, SummaryRuns, best_rows, paper_text, ours_text, n_text, verdict_frames,
+    save_verdict_tables, SHORT_KINDS, verdict_counts, counts_markdown, counts_line)
 _all_ = ['KINDS', 'FORMS', 'UNITS', 'ORIGINS', 'MIN_TRAINED', 'CLAIM_EFFECTS', 'Verdict', 'judge', 'partition_key',
          'report_once', 'paired_effect', 'level_effect', 'gap_difference', 'arm_label', 'check_precondition',
-         'evaluate_claim', 'arm_runs', 'item_series', 'judge_runs', 'best_rows', 'paper_text', 'ours_text', 'n_text',
-         'verdict_frames', 'save_verdict_tables', 'SHORT_KINDS', 'verdict_counts', 'counts_markdown', 'counts_line']
+         'evaluate_claim', 'arm_runs', 'item_series', 'judge_runs', 'SummaryRuns', 'best_rows', 'paper_text',
+         'ours_text', 'n_text', 'verdict_frames', 'save_verdict_tables', 'SHORT_KINDS', 'verdict_counts',
+         'counts_markdown', 'counts_line']

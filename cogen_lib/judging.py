@@ -18,8 +18,8 @@ if TYPE_CHECKING: from cogen_lib.claims import Claim, ClaimFile     # annotation
 
 # %% auto #0
 __all__ = ['SHORT_KINDS', 'paired_effect', 'level_effect', 'gap_difference', 'arm_label', 'check_precondition', 'evaluate_claim',
-           'arm_runs', 'item_series', 'judge_runs', 'best_rows', 'paper_text', 'ours_text', 'n_text', 'verdict_frames',
-           'save_verdict_tables', 'verdict_counts', 'counts_markdown', 'counts_line']
+           'arm_runs', 'item_series', 'judge_runs', 'SummaryRuns', 'best_rows', 'paper_text', 'ours_text', 'n_text',
+           'verdict_frames', 'save_verdict_tables', 'verdict_counts', 'counts_markdown', 'counts_line']
 
 # %% ../nbs/08b_judging.ipynb #fe6f6b63
 def _binary(x: np.ndarray) -> bool: return bool(np.isin(x, (0, 1)).all())
@@ -278,6 +278,29 @@ def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=No
                              profile='' if claim.untestable else profile, device='', key='', model='', seeds=0,
                              budget=budget))
     return report_once(rows)
+
+# %% ../nbs/08b_judging.ipynb #5c0e1a02
+class SummaryRuns:
+    """The runs a summary judges: `meta` (one row per run: `slug`, `seed`, the budget columns `cfg`), `items(slug)` (its
+    per-item frame, indexed by item id; None without one) and `describe(slug, seeds)` (a verdict row's `profile`,
+    `budget` and `device`; `trained: True` for a model we fine-tuned). Subclass it, or pass the two functions."""
+    def __init__(self, meta: pd.DataFrame, cfg: list[str], items: Callable | None = None,
+                 describe: Callable | None = None):
+        self.meta, self.cfg = meta, list(cfg)
+        if items is not None: self.items = items
+        if describe is not None: self.describe = describe
+
+    def items(self, slug: str) -> pd.DataFrame | None:
+        "Run `slug`'s per-item outcomes (a subclass defines it, or the constructor takes it)."
+        raise NotImplementedError(f"{type(self).__name__}.items: pass items= or define it")
+
+    def describe(self, slug: str, seeds: int) -> dict:
+        "A verdict row's `profile`, `budget` and `device` for run `slug` with `seeds` seeds: nothing by default."
+        return {}
+
+    def judge(self, claims: ClaimFile, profile: str = '') -> list[dict]:
+        "Every claim judged at every budget of these runs: `judge_runs` over `meta`, `cfg`, `items`, `describe`."
+        return judge_runs(claims, self.meta, self.cfg, self.items, self.describe, profile)
 
 # %% ../nbs/08b_judging.ipynb #c3a892a6
 def _rank(row: dict) -> tuple:

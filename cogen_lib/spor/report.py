@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from ..core import CogenError
 from ..metrics import seed_interval, format_p, fmt_ci
-from ..claims import item_series, paired_effect
+from ..claims import item_series, paired_effect, SummaryRuns
 from ..results import model_revision
 from fastcore.basics import patch
 
@@ -19,8 +19,10 @@ __all__ = ['PAPER_BUDGET', 'LABEL', 'PAIRS', 'T2', 'T2_N', 'T4', 'T4_N', 'T5_COL
 
 # %% ../../nbs/spor/08_report.ipynb #be1ee0dc
 PAPER_BUDGET = 'LoRA, 10 epochs, whole training sets, beam 5'
-LABEL = {'atom': 'Atom', 'combination': 'Combination', 'invisible': 'Invisible', 'visible': 'Visible', 'original': 'Original', 'match': 'Match'}
-PAIRS = {'systematicity': ('atom', 'combination'), 'productivity': ('invisible', 'visible'), 'order': ('original', 'match')}
+LABEL = {'atom': 'Atom', 'combination': 'Combination', 'invisible': 'Invisible', 'visible': 'Visible',
+         'original': 'Original', 'match': 'Match'}
+PAIRS = {'systematicity': ('atom', 'combination'), 'productivity': ('invisible', 'visible'),
+         'order': ('original', 'match')}
 "The two training sets each aspect contrasts (the first is subtracted), and their names in the tables."
 
 # %% ../../nbs/spor/08_report.ipynb #090131b2
@@ -29,7 +31,8 @@ T2 = pd.DataFrame([('T5-large', 66.14, 66.54, 49.19, 52.76), ('BART-large', 64.4
                    ('Mistral-7b', 66.87, 67.09, 53.06, 54.22), ('Llama-2-13b', 65.87, 66.18, 51.28, 53.35)],
                   columns=['model', 'webnlg A', 'webnlg C', 'e2e A', 'e2e C'])
 T2_N = {'webnlg': 2360, 'e2e': 156}
-"Table 2 (systematicity): PARENT F x100 after training on Atom (A) or Combination (C); `T2_N` the test samples per dataset."
+"""Table 2 (systematicity): PARENT F x100 after training on Atom (A) or Combination (C); `T2_N` the test samples per
+dataset."""
 
 # %% ../../nbs/spor/08_report.ipynb #1e676af2
 T4 = pd.DataFrame([('T5-large', 68.24, 69.82, 68.32, 70.11, 68.36, 68.71, 61.27, 62.91, 64.31, 64.91, 63.81, 64.11),
@@ -40,7 +43,8 @@ T4 = pd.DataFrame([('T5-large', 68.24, 69.82, 68.32, 70.11, 68.36, 68.71, 61.27,
                    ('Llama-2-13b', 68.77, 69.78, 69.55, 70.30, 69.08, 69.23, 61.18, 62.76, 64.46, 64.86, 64.22, 64.40)],
                   columns=['model'] + [f'{d} N={n} {s}' for d in ('webnlg', 'e2e') for n in (3, 4, 5) for s in 'IV'])
 T4_N = {('webnlg', 3): 219, ('webnlg', 4): 153, ('webnlg', 5): 99, ('e2e', 3): 1314, ('e2e', 4): 1002, ('e2e', 5): 477}
-"Table 4 (productivity): PARENT F x100 on Invisible (I) / Visible (V) training per dataset and threshold N; `T4_N` the test samples."
+"""Table 4 (productivity): PARENT F x100 on Invisible (I) / Visible (V) training per dataset and threshold N; `T4_N`
+the test samples."""
 
 # %% ../../nbs/spor/08_report.ipynb #fa0e4f8c
 T5_COLS = {'fidelity_pbh': 'fidelity PBH', 'fidelity_poh': 'fidelity POH', 'ordering_pbh': 'ordering PBH',
@@ -61,7 +65,8 @@ T5 = pd.DataFrame([(m, t, *v) for t, block in (('original', [
         ('Llama-2-13b', 91.44, 7.38, 54.59, 39.00, 0.78, 65.66, 97.97, 1.99, 37.38, 43.68, 0.95, 56.52)]))
     for m, *v in block],
     columns=['model', 'trained_on'] + [f'{d} {c}' for d in ('webnlg', 'e2e') for c in T5_COLS.values()])
-"Table 5 (order invariance), trained on Original or Match: PBH/POH percent, CWIO (Kendall tau), PERF (PARENT F x100); `T5_COLS` our metric -> its column."
+"""Table 5 (order invariance), trained on Original or Match: PBH/POH percent, CWIO (Kendall tau), PERF (PARENT F
+x100); `T5_COLS` our metric -> its column."""
 
 # %% ../../nbs/spor/08_report.ipynb #c4146ece
 T6_COLS = {f'rule ({a}, {b})': f'({a}, {b})' for a, b in ((0, 0), (0, 1), (1, 0), (1, 1))}
@@ -78,13 +83,15 @@ T6 = pd.DataFrame([(d, m, *v) for d, block in (('webnlg', [
 
 # %% ../../nbs/spor/08_report.ipynb #0610c7b9
 def paper_effects() -> dict[str, float]:
-    "The paper's effect of each testable SPOR claim (claim id -> effect), from Tables 2, 4, 5 and 6 (means over the six models)."
+    """The paper's effect of each testable SPOR claim (claim id -> effect), from Tables 2, 4, 5 and 6 (means over the
+    six models)."""
     gap2 = lambda ds: (T2[f'{ds} C'] - T2[f'{ds} A']).mean()
     gap4 = lambda ds, N: (T4[f'{ds} N={N} V'] - T4[f'{ds} N={N} I']).mean()
     m5 = T5.groupby('trained_on').mean(numeric_only=True)
     out = {'systematicity-e2e-larger': gap2('e2e') - gap2('webnlg')}
     for ds in ('webnlg', 'e2e'):
-        out |= {f'systematicity-{ds}': gap2(ds), f'productivity-shrinks-{ds}': gap4(ds, 3) - gap4(ds, 5), f'rules-{ds}': T6[T6.dataset == ds]['(1, 0)'].mean(),
+        out |= {f'systematicity-{ds}': gap2(ds), f'productivity-shrinks-{ds}': gap4(ds, 3) - gap4(ds, 5),
+                f'rules-{ds}': T6[T6.dataset == ds]['(1, 0)'].mean(),
                 **{f'productivity-{ds}-n{N}': gap4(ds, N) for N in (3, 4, 5)},
                 **{f'order-variance-{k}-{ds}': m5.loc['original', f'{ds} {k} POH'] for k in ('fidelity', 'ordering')},
                 **{f'order-{k}-{ds}': m5.loc['match', f'{ds} {c}'] - m5.loc['original', f'{ds} {c}'] for k, c in
@@ -93,13 +100,16 @@ def paper_effects() -> dict[str, float]:
 
 # %% ../../nbs/spor/08_report.ipynb #151a85b7
 def check_paper_effects(claims, tol: float = 0.05, where: str = 'claims/spor.yaml'):
-    "Raise a `CogenError` unless the testable `claims` are those of `paper_effects` and each `paper_effect` is within `tol` of the tables'."
+    """Raise a `CogenError` unless the testable `claims` are those of `paper_effects` and each `paper_effect` is
+    within `tol` of the tables'."""
     E, testable = paper_effects(), {c.id: c for c in claims if not c.untestable}
     if set(E) != set(testable):
-        raise CogenError(f"{where}: the testable claims {sorted(set(testable) ^ set(E))} are not those of Tables 2, 4, 5 and 6 "
-                         "(spor.report.paper_effects); add or remove them in one of the two")
+        raise CogenError(f"{where}: the testable claims {sorted(set(testable) ^ set(E))} are not those of Tables 2, 4, "
+                         "5 and 6 (spor.report.paper_effects); add or remove them in one of the two")
     bad = {k: (round(v, 3), testable[k].paper_effect) for k, v in E.items() if abs(v - testable[k].paper_effect) > tol}
-    if bad: raise CogenError(f"{where}: paper_effect differs from the paper's tables (tables, file): {bad}; type in the tables' number")
+    if bad:
+        raise CogenError(
+            f"{where}: paper_effect differs from the paper's tables (tables, file): {bad}; type in the tables' number")
 
 # %% ../../nbs/spor/08_report.ipynb #2c6a151d
 def decoding(k) -> str:
@@ -120,48 +130,56 @@ def cell(x: dict | None, nd: int = 1) -> str:
 # %% ../../nbs/spor/08_report.ipynb #2d2fe785
 def effect_text(t: dict | None, nd: int = 1, unit: str = '') -> str:
     "A paired test (`claims.paired_effect`) as a table cell: effect [interval], p, MDE and n."
-    return 'no paired items' if t is None else f"{fmt_ci(t['effect'], t['ci_low'], t['ci_high'], nd)}{unit}, p {format_p(t['p'])}, MDE {t['mde']:.{nd}f}, n = {t['n']}"
+    return 'no paired items' if t is None else (f"{fmt_ci(t['effect'], t['ci_low'], t['ci_high'], nd)}{unit}, p "
+                                                f"{format_p(t['p'])}, MDE {t['mde']:.{nd}f}, n = {t['n']}")
 
 # %% ../../nbs/spor/08_report.ipynb #5d6911e7
 def rule_outcomes(f):
-    "Per-item frame `f` of a rules run with `correct` / `copy_correct` added (the (1, 0) case: every placeholder copied, nothing hidden written); `f` as it is otherwise."
+    """Per-item frame `f` of a rules run with `correct` / `copy_correct` added (the (1, 0) case: every placeholder
+    copied, nothing hidden written); `f` as it is otherwise."""
     if f is not None and {'a', 'b', 'copy_a', 'copy_b'} <= set(f.columns) and 'correct' not in f:
-        for pre in ('', 'copy_'): f[pre + 'correct'] = ((f[pre + 'a'] == 1) & (f[pre + 'b'] == 0)).astype(float).where(f.set == 'rules')
+        for pre in ('', 'copy_'):
+            f[pre + 'correct'] = ((f[pre + 'a'] == 1) & (f[pre + 'b'] == 0)).astype(float).where(f.set == 'rules')
     return f
 
 # %% ../../nbs/spor/08_report.ipynb #75e060ab
-CFG = ['profile', 'aspect', 'dataset', 'threshold', 'model', 'method', 'epochs', 'train_limit', 'train_units', 'eval_limit', 'lr',
-       'max_new_tokens', 'num_beams', 'tries', 'split_seed']
+CFG = ['profile', 'aspect', 'dataset', 'threshold', 'model', 'method', 'epochs', 'train_limit', 'train_units',
+       'eval_limit', 'lr', 'max_new_tokens', 'num_beams', 'tries', 'split_seed']
 
-class SporRuns:
-    "The SPOR runs of `rows` (one row per metric and run) by configuration: `configs[cfg][train_set][seed]` is a run's slug; `items(slug)` reads its per-item frame."
+class SporRuns(SummaryRuns):
+    """The SPOR runs of `rows` (one row per metric and run) by configuration: `configs[cfg][train_set][seed]` is a
+    run's slug; `items(slug)` reads its per-item frame."""
     def __init__(self, rows, items, here: str = 'cpu'):
-        if 'num_beams' not in rows: rows['num_beams'] = 1                  # runs from before beam search decoded greedily
+        if 'num_beams' not in rows: rows['num_beams'] = 1   # runs from before beam search decoded greedily
         rows['num_beams'] = rows['num_beams'].fillna(1).astype(int)
         if 'device' not in rows: rows['device'] = np.nan
         rows['device'] = rows['device'].fillna(here)
         if 'train_units' not in rows: rows['train_units'] = 0              # runs from before the units budget
         rows['train_units'] = rows['train_units'].fillna(0)
         self.rows, self._items = rows, items
-        self.meta = rows.groupby('slug', sort=True).first().reset_index() if len(rows) else pd.DataFrame(columns=['slug'] + CFG + ['train_set', 'seed'])
+        self.meta = (rows.groupby('slug', sort=True).first().reset_index() if len(rows)
+                     else pd.DataFrame(columns=['slug'] + CFG + ['train_set', 'seed']))
         self.cfg = [c for c in CFG if c in self.meta.columns]
         self.configs = {}
         for r in self.meta.itertuples(index=False):
             r = r._asdict()
             self.configs.setdefault(self.cfg_of(r), {}).setdefault(r['train_set'], {})[int(r['seed'])] = r['slug']
-        self.devices = {cfg: ' + '.join(sorted(set(self.meta[self.meta.slug.isin([s for runs in sets.values() for s in runs.values()])].device)))
+        self.devices = {cfg: ' + '.join(
+            sorted(set(self.meta[self.meta.slug.isin([s for runs in sets.values() for s in runs.values()])].device)))
                         for cfg, sets in self.configs.items()}
     def cfg_of(self, r) -> tuple: return tuple(r[c] for c in self.cfg)
     def cfg_dict(self, cfg) -> dict: return dict(zip(self.cfg, cfg))
     def items(self, slug: str): return rule_outcomes(self._items(slug))
     def ordered(self, aspect: str | None = None) -> list:
         "(configuration, {train_set: runs}) in a stable order, those of `aspect` only when given."
-        return [(c, s) for c, s in sorted(self.configs.items(), key=lambda kv: [str(x) for x in kv[0]]) if aspect is None or self.cfg_dict(c)['aspect'] == aspect]
+        return [(c, s) for c, s in sorted(self.configs.items(), key=lambda kv: [str(x) for x in kv[0]])
+                if aspect is None or self.cfg_dict(c)['aspect'] == aspect]
 
 # %% ../../nbs/spor/08_report.ipynb #3bbc706c
 @patch
 def budget(self: SporRuns, cfg, seeds: int) -> str:
-    "Configuration `cfg` run with `seeds` seeds in words: model, split, training budget, decoding, test size, profile and device."
+    """Configuration `cfg` run with `seeds` seeds in words: model, split, training budget, decoding, test size,
+    profile and device."""
     d = self.cfg_dict(cfg)
     split = f"split: best of {int(d['tries']):,} tries; " if d['aspect'] == 'systematicity' else ''
     return (f"{d['model']} ({d['method']}), {split}{train_budget(d)}, {int(d['epochs'])} epoch(s), "
@@ -173,40 +191,46 @@ def budget(self: SporRuns, cfg, seeds: int) -> str:
 def budget_short(self: SporRuns, cfg) -> str:
     "Configuration `cfg` in a few words, for a figure's axis."
     d = self.cfg_dict(cfg)
-    return f"{d['model']} {d['method']}, {train_budget(d)} x {int(d['epochs'])} ep, {decoding(d['num_beams'])}, profile {d['profile']}"
+    return (f"{d['model']} {d['method']}, {train_budget(d)} x {int(d['epochs'])} ep, {decoding(d['num_beams'])}, "
+            f"profile {d['profile']}")
 
 # %% ../../nbs/spor/08_report.ipynb #2e2d29a0
 @patch
 def describe(self: SporRuns, slug: str, seeds: int) -> dict:
-    "The `profile`, `budget` and `device` of run `slug`'s configuration: `claims.judge_runs`'s `describe`."
+    "The `profile`, `budget` and `device` of run `slug`'s configuration: the `SummaryRuns` contract."
     cfg = self.cfg_of(self.meta[self.meta.slug == slug].iloc[0])
     return dict(profile=self.cfg_dict(cfg)['profile'], budget=self.budget(cfg, seeds), device=self.devices[cfg])
 
 # %% ../../nbs/spor/08_report.ipynb #713f451e
 @patch
 def number(self: SporRuns, runs: dict, metric: str, scale: float = 1.0) -> dict | None:
-    "dict(value, ci_low, ci_high, n, seeds, interval) of `metric` over `runs` (seed -> slug): the run's own interval with one seed, the t interval over seeds with more; None without that metric."
+    """dict(value, ci_low, ci_high, n, seeds, interval) of `metric` over `runs` (seed -> slug): the run's own
+    interval with one seed, the t interval over seeds with more; None without that metric."""
     out = [self.rows[(self.rows.slug == runs[s]) & (self.rows.metric == metric)] for s in sorted(runs)]
     rs = [r.iloc[0] for r in out if len(r)]
     if not rs: return None
     if len(rs) == 1:
         r = rs[0]; lo, hi = (r.ci_low, r.ci_high) if pd.notna(r.ci_low) else (np.nan, np.nan)
         return dict(value=scale * r.value, ci_low=scale * lo, ci_high=scale * hi, n=int(r.n), seeds=1,
-                    interval=(r.get('interval') if isinstance(r.get('interval'), str) else 'none recorded') + ' (one seed)')
+                    interval=(r.get('interval') if isinstance(r.get('interval'), str) else 'none recorded')
+                             + ' (one seed)')
     si = seed_interval([r.value for r in rs])
-    return dict(value=scale * si['value'], ci_low=scale * si['ci_low'], ci_high=scale * si['ci_high'], n=int(rs[0].n), seeds=len(rs),
-                interval=f"t over {len(rs)} seeds")
+    return dict(value=scale * si['value'], ci_low=scale * si['ci_low'], ci_high=scale * si['ci_high'], n=int(rs[0].n),
+                seeds=len(rs), interval=f"t over {len(rs)} seeds")
 
 # %% ../../nbs/spor/08_report.ipynb #b60b359c
 @patch
 def series(self: SporRuns, runs: dict, set_: str, col: str, seeds=None):
-    "Column `col` on the items of set `set_` of `runs` (seed -> slug), each item's mean over `seeds` (default: all); None without that column."
+    """Column `col` on the items of set `set_` of `runs` (seed -> slug), each item's mean over `seeds` (default:
+    all); None without that column."""
     return item_series([self.items(runs[s]) for s in sorted(runs if seeds is None else seeds)], col, {'set': set_})
 
 # %% ../../nbs/spor/08_report.ipynb #1e2f0e19
 @patch
-def paired(self: SporRuns, runs_a: dict, runs_b: dict, set_: str, col_a: str, col_b: str | None = None, scale: float = 1.0):
-    "`claims.paired_effect` of column `col_a` of `runs_a` against `col_b` (default the same) of `runs_b` on the items of `set_` both have, over the seeds both have."
+def paired(self: SporRuns, runs_a: dict, runs_b: dict, set_: str, col_a: str, col_b: str | None = None,
+           scale: float = 1.0):
+    """`claims.paired_effect` of column `col_a` of `runs_a` against `col_b` (default the same) of `runs_b` on the
+    items of `set_` both have, over the seeds both have."""
     seeds = sorted(set(runs_a) & set(runs_b))
     a, b = (self.series(r, set_, c, seeds) if seeds else None for r, c in ((runs_a, col_a), (runs_b, col_b or col_a)))
     return paired_effect(a, b, scale, len(seeds)) if a is not None and b is not None else None
@@ -217,16 +241,20 @@ def vs_copy(self: SporRuns, runs: dict, set_: str, col: str, scale: float, nd: i
     "The model against the copy-the-table baseline on the same items: effect, p, and whether they are distinguishable."
     t = self.paired(runs, runs, set_, col, 'copy_' + col, scale)
     if t is None: return 'no per-item file'
-    word = ('above' if t['effect'] > 0 else 'below') + ' the baseline' if t['p'] < 0.05 else f"not distinguishable at this n (MDE {t['mde']:.{nd}f})"
+    word = (('above' if t['effect'] > 0 else 'below') + ' the baseline' if t['p'] < 0.05
+            else f"not distinguishable at this n (MDE {t['mde']:.{nd}f})")
     return f"{t['effect']:+.{nd}f}, p {format_p(t['p'])}: {word}"
 
 # %% ../../nbs/spor/08_report.ipynb #0a34c2ed
 def pair_table(R: SporRuns, aspect: str) -> pd.DataFrame:
-    "Table 2 (`aspect` 'systematicity') or 4 ('productivity'): the paper's rows, then ours and the copy-the-table baseline per configuration."
+    """Table 2 (`aspect` 'systematicity') or 4 ('productivity'): the paper's rows, then ours and the copy-the-table
+    baseline per configuration."""
     lo, hi = PAIRS[aspect]; L, H = LABEL[lo], LABEL[hi]; out = []
-    paper = ([(r['model'], ds, '', r[f'{ds} A'], r[f'{ds} C'], T2_N[ds], 2) for r in T2.to_dict('records') for ds in ('webnlg', 'e2e')]
+    paper = ([(r['model'], ds, '', r[f'{ds} A'], r[f'{ds} C'], T2_N[ds], 2) for r in T2.to_dict('records')
+              for ds in ('webnlg', 'e2e')]
              if aspect == 'systematicity' else
-             [(r['model'], ds, N, r[f'{ds} N={N} I'], r[f'{ds} N={N} V'], T4_N[(ds, N)], 4) for r in T4.to_dict('records') for ds in ('webnlg', 'e2e') for N in (3, 4, 5)])
+             [(r['model'], ds, N, r[f'{ds} N={N} I'], r[f'{ds} N={N} V'], T4_N[(ds, N)], 4)
+              for r in T4.to_dict('records') for ds in ('webnlg', 'e2e') for N in (3, 4, 5)])
     for m, ds, N, a, c, n, k in paper:
         out.append({'source': f'paper (Table {k})', 'model': m, 'dataset': ds, 'N': N, L: f'{a:.2f}', H: f'{c:.2f}',
                     f'{H} - {L}': f'{c - a:+.2f}', 'test samples': n, 'seeds': 3, 'budget': PAPER_BUDGET})
@@ -237,28 +265,35 @@ def pair_table(R: SporRuns, aspect: str) -> pd.DataFrame:
         na, nc = R.number(ra, 'parent_f', 100) if ra else None, R.number(rc, 'parent_f', 100) if rc else None
         t = R.paired(rc, ra, 'test', 'parent_f', scale=100) if ra and rc else None
         seeds = max(len(ra), len(rc))
-        common = {'dataset': d['dataset'], 'N': N, 'test samples': (na or nc)['n'], 'seeds': seeds, 'interval': (na or nc)['interval']}
+        common = {'dataset': d['dataset'], 'N': N, 'test samples': (na or nc)['n'], 'seeds': seeds,
+                  'interval': (na or nc)['interval']}
         out.append({'source': f"ours ({d['profile']})", 'model': f"{d['model']} ({d['method']})", **common,
                     L: cell(na), H: cell(nc), f'{H} - {L}': effect_text(t) if ra and rc else 'one side not run',
-                    f'{L} BLEU': cell(R.number(ra, 'bleu')) if ra else 'not run', f'{H} BLEU': cell(R.number(rc, 'bleu')) if rc else 'not run',
-                    'vs copy-the-table': '; '.join(f"{LABEL[k]} {R.vs_copy(r, 'test', 'parent_f', 100)}" for k, r in ((lo, ra), (hi, rc)) if r),
+                    f'{L} BLEU': cell(R.number(ra, 'bleu')) if ra else 'not run',
+                    f'{H} BLEU': cell(R.number(rc, 'bleu')) if rc else 'not run',
+                    'vs copy-the-table': '; '.join(f"{LABEL[k]} {R.vs_copy(r, 'test', 'parent_f', 100)}"
+                                                   for k, r in ((lo, ra), (hi, rc)) if r),
                     'budget': R.budget(cfg, seeds)})
         base = {k: R.number(r, 'copy_parent_f', 100) for k, r in ((lo, ra), (hi, rc)) if r}
         bb = {k: R.number(r, 'copy_bleu') for k, r in ((lo, ra), (hi, rc)) if r}
         out.append({'source': f"baseline ({d['profile']}, same items)", 'model': 'copy-the-table', **common,
-                    L: cell(base.get(lo)), H: cell(base.get(hi)), f'{H} - {L}': '', f'{L} BLEU': cell(bb.get(lo)), f'{H} BLEU': cell(bb.get(hi)),
+                    L: cell(base.get(lo)), H: cell(base.get(hi)), f'{H} - {L}': '',
+                    f'{L} BLEU': cell(bb.get(lo)), f'{H} BLEU': cell(bb.get(hi)),
                     'vs copy-the-table': '', 'budget': 'no model: the linearised input table as the text'})
-    cols = ['source', 'model', 'dataset', 'N', L, H, f'{H} - {L}', f'{L} BLEU', f'{H} BLEU', 'vs copy-the-table', 'test samples', 'seeds', 'interval', 'budget']
+    cols = ['source', 'model', 'dataset', 'N', L, H, f'{H} - {L}', f'{L} BLEU', f'{H} BLEU', 'vs copy-the-table',
+            'test samples', 'seeds', 'interval', 'budget']
     df = pd.DataFrame(out).reindex(columns=cols).fillna('')
     return df.drop(columns='N') if aspect == 'systematicity' else df
 
 # %% ../../nbs/spor/08_report.ipynb #4602c010
 def aspect_table(R: SporRuns, aspect: str) -> pd.DataFrame:
-    "Table 5 (`aspect` 'order') or 6 ('rules'): the paper's rows, then ours and the copy-the-table baseline per configuration and training set."
+    """Table 5 (`aspect` 'order') or 6 ('rules'): the paper's rows, then ours and the copy-the-table baseline per
+    configuration and training set."""
     order = aspect == 'order'
     cols, ND = (T5_COLS if order else T6_COLS), {'cwio': 2}
     vc = f'vs copy-the-table ({"PERF" if order else "(1, 0)"})'
-    out = [{'source': f"paper (Table {5 if order else 6})", 'model': r['model'], 'trained on': LABEL[r['trained_on']] if order else 'Original', 'dataset': ds,
+    out = [{'source': f"paper (Table {5 if order else 6})", 'model': r['model'],
+            'trained on': LABEL[r['trained_on']] if order else 'Original', 'dataset': ds,
             **{c: f"{r[f'{ds} {c}' if order else c]:.2f}" for c in cols.values()}, 'seeds': 3, 'budget': PAPER_BUDGET}
            for r in (T5 if order else T6).to_dict('records') for ds in ('webnlg', 'e2e') if order or r['dataset'] == ds]
     for cfg, sets in R.ordered(aspect):
@@ -269,34 +304,47 @@ def aspect_table(R: SporRuns, aspect: str) -> pd.DataFrame:
             base = {c: R.number(runs, 'copy_' + m, 100 if m == 'parent_f' else 1) for m, c in cols.items()}
             nn = lambda m: (R.number(runs, m) or {}).get('n', 0)
             common = {'dataset': d['dataset'], 'seeds': len(runs),
-                      'samples': f"{nn('fidelity_pbh')} main / {nn('parent_f')} test / {nn('cwio')} CWIO" if order else f"{nn('rule (1, 0)')} hidden-entity inputs",
-                      'interval': ('Wilson (shares); bootstrap over items (CWIO, PERF)' if order else 'Wilson') if len(runs) == 1 else f't over {len(runs)} seeds'}
-            out.append({'source': f"ours ({d['profile']})", 'model': f"{d['model']} ({d['method']})", 'trained on': LABEL.get(ts, ts),
+                      'samples': f"{nn('fidelity_pbh')} main / {nn('parent_f')} test / {nn('cwio')} CWIO" if order
+                                 else f"{nn('rule (1, 0)')} hidden-entity inputs",
+                      'interval': ('Wilson (shares); bootstrap over items (CWIO, PERF)' if order else 'Wilson')
+                                  if len(runs) == 1 else f't over {len(runs)} seeds'}
+            out.append({'source': f"ours ({d['profile']})", 'model': f"{d['model']} ({d['method']})",
+                        'trained on': LABEL.get(ts, ts),
                         **{c: cell(x, ND.get(m, 1)) for (m, c), x in zip(cols.items(), nums.values())},
-                        vc: R.vs_copy(runs, 'test', 'parent_f', 100) if order else R.vs_copy(runs, 'rules', 'correct', 100), **common, 'budget': R.budget(cfg, len(runs))})
-            out.append({'source': f"baseline ({d['profile']}, same items)", 'model': 'copy-the-table', 'trained on': LABEL.get(ts, ts) + ' (same inputs)',
+                        vc: R.vs_copy(runs, 'test', 'parent_f', 100) if order
+                            else R.vs_copy(runs, 'rules', 'correct', 100), **common,
+                        'budget': R.budget(cfg, len(runs))})
+            out.append({'source': f"baseline ({d['profile']}, same items)", 'model': 'copy-the-table',
+                        'trained on': LABEL.get(ts, ts) + ' (same inputs)',
                         **{c: cell(x, ND.get(m, 1)) for (m, c), x in zip(cols.items(), base.values())}, **common,
                         'budget': 'no model: the linearised input table as the text'})
-    return pd.DataFrame(out).reindex(columns=['source', 'model', 'trained on', 'dataset', *cols.values(), vc, 'samples', 'seeds', 'interval', 'budget']).fillna('')
+    return pd.DataFrame(out).reindex(columns=['source', 'model', 'trained on', 'dataset', *cols.values(), vc, 'samples',
+                                              'seeds', 'interval', 'budget']).fillna('')
 
 # %% ../../nbs/spor/08_report.ipynb #290036e6
 def headline_rows(R: SporRuns) -> list[dict]:
-    "SPOR's headline rows for `figures/models.md`: ours (Combination-trained systematicity runs with an interval), then Table 2's."
+    """SPOR's headline rows for `figures/models.md`: ours (Combination-trained systematicity runs with an interval),
+    then Table 2's."""
     head = []
     for cfg, sets in R.ordered('systematicity'):
         d, runs = R.cfg_dict(cfg), sets.get('combination', {})
         x = R.number(runs, 'parent_f', 100) if runs else None
         if x is None: continue
-        if not np.isfinite(x['ci_low']): print(f"headline: {d['model']} ({d['dataset']}, profile {d['profile']}) left out: no interval recorded"); continue
+        if not np.isfinite(x['ci_low']):
+            print(f"headline: {d['model']} ({d['dataset']}, profile {d['profile']}) left out: no interval recorded")
+            continue
         b = R.number(runs, 'copy_parent_f', 100)
-        head.append(dict(paper='spor', measure=f"PARENT F x100, systematicity test ({d['dataset']}, trained on Combination)", model=d['model'],
-                         revision=model_revision(R.rows, d['model']), profile=d['profile'], budget=f"{R.budget_short(cfg)}, {x['seeds']} seed(s)",
+        head.append(dict(paper='spor',
+                         measure=f"PARENT F x100, systematicity test ({d['dataset']}, trained on Combination)",
+                         model=d['model'], revision=model_revision(R.rows, d['model']), profile=d['profile'],
+                         budget=f"{R.budget_short(cfg)}, {x['seeds']} seed(s)",
                          n=x['n'], value=x['value'], ci_low=x['ci_low'], ci_high=x['ci_high'], interval=x['interval'],
                          baseline='copy-the-table', baseline_value=b['value'] if b else None, source='ours'))
     for r in T2.to_dict('records'):
         for ds in ('webnlg', 'e2e'):
-            head.append(dict(paper='spor', measure=f"PARENT F x100, systematicity test ({ds}, trained on Combination)", model=r['model'], n=T2_N[ds],
-                             value=r[f'{ds} C'], budget=f'{PAPER_BUDGET}, mean of 3 seeds', source='paper: Table 2 (Xu & Wang 2024)'))
+            head.append(dict(paper='spor', measure=f"PARENT F x100, systematicity test ({ds}, trained on Combination)",
+                             model=r['model'], n=T2_N[ds], value=r[f'{ds} C'],
+                             budget=f'{PAPER_BUDGET}, mean of 3 seeds', source='paper: Table 2 (Xu & Wang 2024)'))
     return head
 
 # %% ../../nbs/spor/08_report.ipynb #9b4b5682
@@ -304,7 +352,8 @@ def cost_table(rows) -> pd.DataFrame | None:
     "Seconds per run and of generation per text (wall and CPU) from the timing rows of `rows`; None without any."
     cost = rows[rows.metric.isin(['generation_seconds', 'generation_cpu_seconds', 'seconds'])]
     if not len(cost): return None
-    key = ['profile', 'aspect', 'dataset', 'threshold', 'train_set', 'eval_limit', 'num_beams', 'seed']     # threshold: productivity's N (0 elsewhere); eval_limit: a budget of its own
+    # threshold: productivity's N (0 elsewhere); eval_limit: a budget of its own
+    key = ['profile', 'aspect', 'dataset', 'threshold', 'train_set', 'eval_limit', 'num_beams', 'seed']
     cw = cost.pivot_table(index=key, columns='metric', values='value', aggfunc='first')
     gen_n = cost[cost.metric == 'generation_seconds'].set_index(key).n
     cw['texts generated'] = gen_n.astype('Int64')

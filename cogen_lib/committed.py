@@ -12,7 +12,7 @@ from .grid import Run, Grid, RunFiles, load_grid, library_hash, source_commit, s
 from .results import (VERIFY_RULE, check_provenance, committed_dir, check_committed, write_manifest,
                                new_columns, compare_rows, compare_items, describe_difference, _device)
 from .plan import select_runs
-from .execute import MAX_ERROR_CHARS, execute_run, _first_line, _manifest
+from .execute import MAX_ERROR_CHARS, execute_run, heartbeat, _first_line, _manifest
 
 # %% auto #0
 __all__ = ['VERIFY_SHARED_CACHES', 'MAX_LISTED_DIFFERENCES', 'reuse_committed', 'import_results', 'verify_committed']
@@ -136,7 +136,9 @@ def _reexecute(run: Run, slug: str, old, root: Path, cdir: Path, vout: Path, cac
     f, citems = RunFiles(vout, run.paper, run.slug), cdir/f'{slug}.items.csv.gz'
     t0, err, both = time.time(), None, False
     try:
-        with temp_env(COGEN_CACHE=str(cache)): execute_run(run, root, vout, lib_h, provenance=True)
+        # its progress on the terminal while it works, as `cogen run` shows a run's (`execute.heartbeat`)
+        with temp_env(COGEN_CACHE=str(cache)), heartbeat(f.runs_dir, log, names={run.slug}):
+            execute_run(run, root, vout, lib_h, provenance=True)
         new = pd.read_csv(f.results, keep_default_na=False, na_values=[''])
         d, extra = compare_rows(old, new, slug), new_columns(old, new)
         both = citems.exists() and f.items.exists()

@@ -63,7 +63,12 @@ def test_store_commit_reuse_force_verify(proj, capsys):
     from cogen_lib.site import verified_line                                          # the site reads the record as written
     assert verified_line('store', 'cpu', 2, saved).endswith('re-executing 1 run: **identical rows**.'), verified_line('store', 'cpu', 2, saved)
     assert saved == rec and set(saved) >= {'when', 'commit', 'device', 'checked', 'ok', 'differences', 'seed', 'command'}
-    assert verify_committed('store', 'cpu', runs=1, seed=0, root=proj, log=msgs.append)['checked'][0]['slug'] == checked['slug']
+    import cogen_lib.committed as C                      # the re-executed run's progress reaches the terminal as it works
+    beats, real = [], C.heartbeat
+    C.heartbeat = lambda folder, log, **kw: beats.append((sorted(kw['names']), log)) or real(folder, log, **kw)
+    try: assert verify_committed('store', 'cpu', runs=1, seed=0, root=proj, log=msgs.append)['checked'][0]['slug'] == checked['slug']
+    finally: C.heartbeat = real
+    assert len(beats) == 1 and len(beats[0][0]) == 1 and beats[0][1] == msgs.append, beats
 
     # 4. one committed value altered: verify fails and names the run, metric, row, column and both values
     victim = cdir/f"{checked['slug']}.csv"

@@ -20,7 +20,8 @@ class CogenError(Exception):
 
 # %% ../nbs/00_core.ipynb #1f09b40d
 def cli_fail(e: Exception | str):
-    "Print `error: <message>` in red on stderr and leave the command with status 1: how every `cogen` command reports a `CogenError`."
+    """Print `error: <message>` in red on stderr and leave the command with status 1: how every `cogen` command
+    reports a `CogenError`."""
     import typer
     typer.secho(f"error: {e}", fg='red', err=True)
     raise typer.Exit(1)
@@ -30,26 +31,29 @@ def _os_error_line(e: OSError) -> str:
     "One line for an `OSError` from reading or writing a path: the path(s), what went wrong, and what to do."
     where = ' -> '.join(str(f) for f in (e.filename, e.filename2) if f is not None) or 'a path'
     fix = {PermissionError: 'choose a path you can read or write, or fix its permissions',
-           IsADirectoryError: 'it is a folder; give a file path', NotADirectoryError: 'part of it is a file, not a folder; give another path',
+           IsADirectoryError: 'it is a folder; give a file path',
+           NotADirectoryError: 'part of it is a file, not a folder; give another path',
            FileNotFoundError: 'check the path', FileExistsError: 'remove it or give another path'}
-    fix = next((v for k, v in fix.items() if isinstance(e, k)), 'check the path, its permissions and the free disk space')
+    fix = next((v for k, v in fix.items() if isinstance(e, k)),
+               'check the path, its permissions and the free disk space')
     return f"{where}: {e.strerror or e}; {fix}"
 
 # %% ../nbs/00_core.ipynb #abbe099a
 def cli_command(f):
     """Decorate a `cogen` command (under `@app.command`): a `CogenError`, an `OSError` (a path that cannot be read or
-    written) or a `UnicodeDecodeError` ends it with one `error: ...` line on stderr and exit status 1, never a traceback;
-    a closed output pipe (`| head`) ends it quietly with status 141."""
+    written) or a `UnicodeDecodeError` ends it with one `error: ...` line on stderr and exit status 1, never a
+    traceback; a closed output pipe (`| head`) ends it quietly with status 141."""
     import functools
     @functools.wraps(f)
     def command(*args, **kwargs):
         try: return f(*args, **kwargs)
         except CogenError as e: cli_fail(e)
-        except UnicodeDecodeError as e: cli_fail(f"an input is not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start}); pass a UTF-8 text file")
-        except BrokenPipeError:              # `cogen ... | head` stopped reading: end quietly, as a writer killed by SIGPIPE
+        except UnicodeDecodeError as e: cli_fail(f"an input is not UTF-8 text (byte 0x{e.object[e.start]:02x} at "
+                                                 f"offset {e.start}); pass a UTF-8 text file")
+        except BrokenPipeError:   # `cogen ... | head` stopped reading: end quietly, as a writer killed by SIGPIPE
             import sys, typer
-            try: os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())     # no second error when Python flushes
-            except (OSError, ValueError): pass                                           # not a real file (a test runner)
+            try: os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # no second error when Python flushes
+            except (OSError, ValueError): pass   # not a real file (a test runner)
             raise typer.Exit(141)
         except OSError as e: cli_fail(_os_error_line(e))
     return command
@@ -62,16 +66,20 @@ def check_out_path(path: Path | str, kind: str = 'file', what: str = '--out') ->
     import tempfile
     if kind not in ('file', 'dir'): raise CogenError(f"kind must be 'file' or 'dir', got {kind!r}")
     p = Path(path).expanduser()
-    if kind == 'file' and p.is_dir(): raise CogenError(f"{what} {p} is a folder; give the path of a file to write (e.g. a new name inside it)")
-    if kind == 'dir' and p.exists() and not p.is_dir(): raise CogenError(f"{what} {p} is a file; give a folder (an existing one or a new name)")
+    if kind == 'file' and p.is_dir():
+        raise CogenError(f"{what} {p} is a folder; give the path of a file to write (e.g. a new name inside it)")
+    if kind == 'dir' and p.exists() and not p.is_dir():
+        raise CogenError(f"{what} {p} is a file; give a folder (an existing one or a new name)")
     anc = p if kind == 'dir' and p.is_dir() else p.parent
     while not anc.exists() and anc != anc.parent: anc = anc.parent
-    if not anc.is_dir(): raise CogenError(f"{what} {p}: {anc} is a file, so nothing can be created under it; give a path in a folder")
+    if not anc.is_dir():
+        raise CogenError(f"{what} {p}: {anc} is a file, so nothing can be created under it; give a path in a folder")
     fix = f"choose an {what} in a folder you can write to, or fix the permissions of {anc}"
     if not os.access(anc, os.W_OK | os.X_OK): raise CogenError(f"{what} {p}: the folder {anc} is not writable; {fix}")
     try:                                                   # root passes os.access: try to create a file there
         with tempfile.TemporaryFile(dir=anc): pass
-    except OSError as e: raise CogenError(f"{what} {p}: cannot create files in {anc} ({e.strerror or e}); {fix}") from None
+    except OSError as e:
+        raise CogenError(f"{what} {p}: cannot create files in {anc} ({e.strerror or e}); {fix}") from None
     return p
 
 # %% ../nbs/00_core.ipynb #7f4e166a
@@ -84,12 +92,16 @@ def read_text(path: Path | str, what: str = 'file', expect: str = 'a UTF-8 text 
     if p.is_dir(): raise CogenError(f"{what} {p} is a folder; pass {expect}")
     if not p.exists(): raise CogenError(f"{what} {p} does not exist; pass {expect}")
     try:
-        with (gzip.open(p, 'rb') if p.suffix == '.gz' else open(p, 'rb')) as f: data = f.read(-1 if limit is None else limit)
-    except (OSError, EOFError, zlib.error) as e: raise CogenError(f"{what} {p} cannot be read ({getattr(e, 'strerror', None) or e}); pass {expect}") from None
-    try: return codecs.getincrementaldecoder('utf-8')().decode(data, final=limit is None)   # a cut character at `limit` is dropped
+        with (gzip.open(p, 'rb') if p.suffix == '.gz' else open(p, 'rb')) as f:
+            data = f.read(-1 if limit is None else limit)
+    except (OSError, EOFError, zlib.error) as e:
+        raise CogenError(f"{what} {p} cannot be read ({getattr(e, 'strerror', None) or e}); pass {expect}") from None
+    # a cut character at `limit` is dropped
+    try: return codecs.getincrementaldecoder('utf-8')().decode(data, final=limit is None)
     except UnicodeDecodeError as e:
         line, col = data.count(b'\n', 0, e.start) + 1, e.start - data.rfind(b'\n', 0, e.start)
-        raise CogenError(f"{what} {p} line {line}: not UTF-8 text (byte 0x{data[e.start]:02x} at column {col}); expected {expect}") from None
+        raise CogenError(f"{what} {p} line {line}: not UTF-8 text (byte 0x{data[e.start]:02x} at column {col}); "
+                         f"expected {expect}") from None
 
 # %% ../nbs/00_core.ipynb #7c1e5a91
 class Registry(dict):
@@ -101,13 +113,15 @@ class Registry(dict):
 
     def add(self, name: str, obj, aliases: tuple[str, ...] = ()):
         "Register `obj` under `name` (and `aliases`); the same object again (a re-run notebook cell) is fine."
-        why = self.check(name) if self.check else None if isinstance(name, str) and name else 'it must be a non-empty str'
+        why = (self.check(name) if self.check else None if isinstance(name, str) and name
+               else 'it must be a non-empty str')
         if why: raise CogenError(f"{self.what} {name!r} is not a valid name: {why}")
         ident = lambda o: f'{getattr(o, "__module__", "")}.{getattr(o, "__qualname__", repr(o))}'
         for k in (name, *aliases):
             old = self.get(self.aliases.get(k, k))
             if old is not None and ident(old) != ident(obj):
-                raise CogenError(f"{self.what} {k!r} is taken by {ident(old)}; register {ident(obj)} under another name")
+                raise CogenError(
+                    f"{self.what} {k!r} is taken by {ident(old)}; register {ident(obj)} under another name")
         self[name] = obj
         self.aliases.update({a: name for a in aliases})
         return obj
@@ -150,7 +164,8 @@ def temp_env(**values: str | None):
 # %% ../nbs/00_core.ipynb #5b057419
 def thread_share(workers: int) -> dict[str, str]:
     """The environment for one of `workers` processes that compute at once on this machine: each gets its share of the
-    cores for torch's (OpenMP's) threads. Nothing when one process runs or when `OMP_NUM_THREADS` is set already (yours wins)."""
+    cores for torch's (OpenMP's) threads. Nothing when one process runs or when `OMP_NUM_THREADS` is set already
+    (yours wins)."""
     if workers <= 1 or os.environ.get('OMP_NUM_THREADS'): return {}
     return {'OMP_NUM_THREADS': str(max(1, (os.cpu_count() or 1) // workers))}
 
@@ -166,7 +181,8 @@ def project_root(start: Path | str | None = None) -> Path:
     for c in cands:
         for p in [c, *c.parents]:
             if (p/'settings.ini').exists() and (p/'nbs').is_dir(): return p
-    raise CogenError(f"no cogen project (a folder with settings.ini and nbs/) at or above {cands[0]}; run from inside the repository")
+    raise CogenError(f"no cogen project (a folder with settings.ini and nbs/) at or above {cands[0]}; run from inside "
+                     "the repository")
 
 # %% ../nbs/00_core.ipynb #bb82f11c
 def mirror_dir() -> Path | None:
@@ -178,8 +194,9 @@ def mirror_dir() -> Path | None:
     if not p.is_absolute() and not p.is_dir():
         try: p = project_root()/p; tried.append(p.resolve())
         except CogenError: pass
-    if not p.is_dir(): raise CogenError(f"COGEN_MIRROR={m!r} is not a directory (looked for {' and '.join(map(str, dict.fromkeys(tried)))}); "
-                                        "set it to the absolute path of a folder laid out <source>/<file>, or unset it to download the data")
+    if not p.is_dir(): raise CogenError(f"COGEN_MIRROR={m!r} is not a directory (looked for "
+                                        f"{' and '.join(map(str, dict.fromkeys(tried)))}); set it to the absolute path "
+                                        "of a folder laid out <source>/<file>, or unset it to download the data")
     return p.resolve()
 
 # %% ../nbs/00_core.ipynb #9c82af12
@@ -206,13 +223,15 @@ FILE_MODE = 0o644
 
 # %% ../nbs/00_core.ipynb #4a8d2ab3
 class CannotWrite(CogenError):
-    "A file or folder could not be written: a full disk, a read-only filesystem, no permission. The message names the path, why, and what to do."
+    """A file or folder could not be written: a full disk, a read-only filesystem, no permission. The message names
+    the path, why, and what to do."""
 
 def cannot_write(path, e: Exception, what: str = '') -> CannotWrite:
-    "The `CannotWrite` for `path` (`what` it is, e.g. 'the model-call cache') that failed with `e` (an `OSError`, an sqlite error)."
+    """The `CannotWrite` for `path` (`what` it is, e.g. 'the model-call cache') that failed with `e` (an `OSError`,
+    an sqlite error)."""
     why = getattr(e, 'strerror', None) or str(e) or type(e).__name__
-    return CannotWrite(f"cannot write {what + ' ' if what else ''}{path}: {why}; free space on its disk or make it writable "
-                       f"(or write elsewhere: --out, COGEN_CACHE), then rerun: nothing partial was kept")
+    return CannotWrite(f"cannot write {what + ' ' if what else ''}{path}: {why}; free space on its disk or make it "
+                       "writable (or write elsewhere: --out, COGEN_CACHE), then rerun: nothing partial was kept")
 
 def atomic_write_text(path: Path | str, text: str | bytes) -> Path:
     """Write `text` (UTF-8; `bytes` as they are) to `path` through a temporary file in the same folder and an atomic
@@ -240,7 +259,8 @@ def atomic_write_text(path: Path | str, text: str | bytes) -> Path:
 def make_rng(seed: int) -> np.random.Generator:
     "A numpy `Generator` for `seed` (PCG64): pass it explicitly to everything that draws."
     import numpy as np                                  # here, not at the top: `cogen --help` need not load numpy
-    if not isinstance(seed, (int, np.integer)) or seed < 0: raise CogenError(f"seed must be a non-negative int, got {seed!r}")
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise CogenError(f"seed must be a non-negative int, got {seed!r}")
     return np.random.default_rng(int(seed))
 
 # %% ../nbs/00_core.ipynb #b4d4e285

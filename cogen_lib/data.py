@@ -40,29 +40,32 @@ class SourceFile:
 
 # %% ../nbs/01_data.ipynb #2357b23a
 def registry_path() -> Path:
-    """The registry `data/sources.tsv` next to the package (an editable checkout), else in `project_root()`; with neither
-    (`pip install cogen_lib`, run outside a clone) a CogenError saying that what reads data needs a checkout."""
+    """The registry `data/sources.tsv` next to the package (an editable checkout), else in `project_root()`; with
+    neither (`pip install cogen_lib`, run outside a clone) a CogenError saying that what reads data needs a checkout."""
     import cogen_lib
     p = Path(cogen_lib.__file__).resolve().parent.parent/'data'/'sources.tsv'
     if p.is_file(): return p
     try: return project_root()/'data'/'sources.tsv'
     except CogenError: raise CogenError(
-        f"no data registry: data/sources.tsv is neither beside the installed cogen_lib ({p.parent.parent}) nor in a cogen project at or "
-        f"above {Path.cwd()}; what reads data (`cogen data`, a paper's commands and notebooks) needs a checkout: "
-        "run it inside a clone of the repository") from None
+        f"no data registry: data/sources.tsv is neither beside the installed cogen_lib ({p.parent.parent}) nor in a "
+        f"cogen project at or above {Path.cwd()}; what reads data (`cogen data`, a paper's commands and notebooks) "
+        "needs a checkout: run it inside a clone of the repository") from None
 
 # %% ../nbs/01_data.ipynb #c56d73b3
 @lru_cache(maxsize=4)
 def _read_registry(path: str, mtime_ns: int) -> tuple[SourceFile, ...]:
-    with open(path, encoding='utf-8', newline='') as f: rows = list(csv.reader(f, delimiter='\t', quoting=csv.QUOTE_NONE))
-    if not rows or rows[0] != _COLS: raise CogenError(f"{path}: the header must be {_COLS}, got {rows[:1]}; restore it from git")
+    with open(path, encoding='utf-8', newline='') as f:
+        rows = list(csv.reader(f, delimiter='\t', quoting=csv.QUOTE_NONE))
+    if not rows or rows[0] != _COLS:
+        raise CogenError(f"{path}: the header must be {_COLS}, got {rows[:1]}; restore it from git")
     out = []
     for i, r in enumerate(rows[1:], 2):
         p = r[0] if r else ''
         parts = p.split('/')
         if (len(r) != len(_COLS) or len(parts) < 2 or p.startswith('/') or '..' in parts or '' in parts
                 or not r[1].isdigit() or not re.fullmatch(r'[0-9a-f]{64}', r[2])):
-            raise CogenError(f"{path} line {i}: malformed entry {r!r}; expected relative path, size, sha256, upstream, license")
+            raise CogenError(
+                f"{path} line {i}: malformed entry {r!r}; expected relative path, size, sha256, upstream, license")
         out.append(SourceFile(p, parts[0], int(r[1]), r[2], r[3], r[4]))
     return tuple(sorted(out, key=lambda s: s.path))
 
@@ -91,7 +94,8 @@ def source_file(path: str) -> SourceFile:
     for s in source_files(path.split('/')[0]):
         if s.path == path: return s
     fs = [s.path for s in source_files(path.split('/')[0])]
-    raise CogenError(f"unknown data file {path!r}; {path.split('/')[0]} has: {', '.join(fs[:8])}{' ...' if len(fs) > 8 else ''}")
+    raise CogenError(f"unknown data file {path!r}; {path.split('/')[0]} has: "
+                     f"{', '.join(fs[:8])}{' ...' if len(fs) > 8 else ''}")
 
 # %% ../nbs/01_data.ipynb #32607f6d
 class ChecksumError(CogenError):
@@ -148,13 +152,14 @@ def fetch(path: str | SourceFile, timeout: float = 60.0) -> Path:
     if mirror is not None:
         src = mirror/sf.path
         if not src.is_file(): raise MirrorMissingError(
-            f"{sf.path}: not in the offline mirror: looked for {src} (COGEN_MIRROR={os.environ.get('COGEN_MIRROR')!r} names the "
-            f"mirror dir, laid out <source>/<file>); put the file there (upstream: {sf.url}) or unset COGEN_MIRROR to download it")
+            f"{sf.path}: not in the offline mirror: looked for {src} (COGEN_MIRROR={os.environ.get('COGEN_MIRROR')!r} "
+            f"names the mirror dir, laid out <source>/<file>); put the file there (upstream: {sf.url}) or unset "
+            "COGEN_MIRROR to download it")
         origin = f"mirror file {src}"
     else:
         if not sf.url.startswith(('https://', 'http://')): raise NetworkError(
-            f"{sf.path}: cannot be downloaded, its upstream is not a URL ({sf.url}); set COGEN_MIRROR to a folder laid out "
-            f"<source>/<file> that holds it (e.g. ../shared/data)")
+            f"{sf.path}: cannot be downloaded, its upstream is not a URL ({sf.url}); set COGEN_MIRROR to a folder laid "
+            "out <source>/<file> that holds it (e.g. ../shared/data)")
         origin = sf.url
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f'.{dest.name}.', suffix='.part')
@@ -165,15 +170,17 @@ def fetch(path: str | SourceFile, timeout: float = 60.0) -> Path:
                 with open(src, 'rb') as s: n = _pipe(s, f, h)
             else:
                 try:
-                    with urlopen(Request(sf.url, headers={'User-Agent': f'cogen/{lib_version()}'}), timeout=timeout) as r: n = _pipe(r, f, h)
+                    with urlopen(Request(sf.url, headers={'User-Agent': f'cogen/{lib_version()}'}),
+                                 timeout=timeout) as r: n = _pipe(r, f, h)
                 except _NET_ERRORS as e: raise NetworkError(
-                    f"{sf.path}: download of {sf.url} failed ({e!r}); check the network, or set COGEN_MIRROR to a folder laid out "
-                    f"<source>/<file> that holds it (e.g. ../shared/data)") from e
+                    f"{sf.path}: download of {sf.url} failed ({e!r}); check the network, or set COGEN_MIRROR to a "
+                    "folder laid out <source>/<file> that holds it (e.g. ../shared/data)") from e
         if (got := h.hexdigest()) != sf.sha256: raise ChecksumError(
-            f"{sf.path}: sha256 mismatch in the copy from {origin}: expected {sf.sha256} ({sf.bytes} bytes), got {got} ({n} bytes); "
-            f"nothing was written to the cache. "
+            f"{sf.path}: sha256 mismatch in the copy from {origin}: expected {sf.sha256} ({sf.bytes} bytes), got {got} "
+            f"({n} bytes); nothing was written to the cache. "
             + (f"Replace the mirror file with a good copy of {sf.url}" if mirror is not None else
-               "Retry, or set COGEN_MIRROR to a folder holding a verified copy") + " (or fix data/sources.tsv if upstream really changed)")
+               "Retry, or set COGEN_MIRROR to a folder holding a verified copy")
+            + " (or fix data/sources.tsv if upstream really changed)")
         os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -182,19 +189,23 @@ def fetch(path: str | SourceFile, timeout: float = 60.0) -> Path:
 
 # %% ../nbs/01_data.ipynb #e30a73f6
 def list_sources(files: bool = False) -> pd.DataFrame:
-    "One row per source (source, files, bytes, license, status) or, with `files`, per file (path, source, bytes, license, status, sha256, url)."
-    df = pd.DataFrame([dict(path=s.path, source=s.source, bytes=s.bytes, license=s.license, status=status(s), sha256=s.sha256, url=s.url)
+    """One row per source (source, files, bytes, license, status) or, with `files`, per file (path, source, bytes,
+    license, status, sha256, url)."""
+    df = pd.DataFrame([dict(path=s.path, source=s.source, bytes=s.bytes, license=s.license, status=status(s),
+                            sha256=s.sha256, url=s.url)
                        for s in sources()])
     if files: return df
     st = lambda s: 'verified' if (s == 'verified').all() else 'corrupt' if (s == 'corrupt').any() else 'missing'
     return (df.groupby('source', sort=True)
-              .agg(files=('path', 'size'), bytes=('bytes', 'sum'), license=('license', lambda s: '; '.join(dict.fromkeys(s))), status=('status', st))
+              .agg(files=('path', 'size'), bytes=('bytes', 'sum'),
+                   license=('license', lambda s: '; '.join(dict.fromkeys(s))), status=('status', st))
               .reset_index())
 
 # %% ../nbs/01_data.ipynb #1ef57e54
 def fetch_source(source: str, progress: bool = True, timeout: float = 60.0) -> Path:
     "Fetch every file of `source`; the cache folder holding them, `cache_dir('data')/<source>`."
-    for sf in tqdm(source_files(source), desc=f'fetch {source}', unit='file', disable=not progress, leave=False): fetch(sf, timeout)
+    for sf in tqdm(source_files(source), desc=f'fetch {source}', unit='file', disable=not progress, leave=False):
+        fetch(sf, timeout)
     return cache_dir('data')/source
 
 # %% ../nbs/01_data.ipynb #e34909b8
@@ -203,14 +214,17 @@ def read_tsv(path: Path, names: list[str], name: str, compression: str | None = 
     with (gzip.open if compression == 'gzip' else open)(path, 'rt', encoding='utf-8', newline='') as f:
         for i, line in enumerate(f, 1):
             if line.count('\t') != len(names) - 1:
-                raise CogenError(f"{name} line {i}: expected {len(names)} tab-separated fields ({', '.join(names)}), got {line.count(chr(9)) + 1}: {line[:200]!r}")
-    return pd.read_csv(path, sep='\t', header=None, names=names, quoting=csv.QUOTE_NONE, keep_default_na=False, na_filter=False,
-                       dtype=str, index_col=False, skip_blank_lines=False, compression=compression, encoding='utf-8')
+                raise CogenError(f"{name} line {i}: expected {len(names)} tab-separated fields ({', '.join(names)}), "
+                                 f"got {line.count(chr(9)) + 1}: {line[:200]!r}")
+    return pd.read_csv(path, sep='\t', header=None, names=names, quoting=csv.QUOTE_NONE, keep_default_na=False,
+                       na_filter=False, dtype=str, index_col=False, skip_blank_lines=False, compression=compression,
+                       encoding='utf-8')
 
 # %% ../nbs/01_data.ipynb #4b7c5a50
 def check_split(split: str, splits: tuple[str, ...], what: str) -> None:
     "A `CogenError` naming the valid `splits` when `split` is not one of them (`what` names the data set)."
-    if split not in splits: raise CogenError(f"unknown {what} split {split!r}; choose one of {', '.join(map(repr, splits))}")
+    if split not in splits:
+        raise CogenError(f"unknown {what} split {split!r}; choose one of {', '.join(map(repr, splits))}")
 
 # %% ../nbs/01_data.ipynb #edbb54e0
 def read_lines(path: Path) -> list[str]:
@@ -223,7 +237,8 @@ def read_lines(path: Path) -> list[str]:
 COGS_SPLITS = ('train', 'dev', 'test', 'gen')
 
 def load_cogs(split: str | None = None) -> pd.DataFrame:
-    "COGS (Kim & Linzen 2020): columns sentence, lf, category, split; `split=None` concatenates train, dev, test and gen."
+    """COGS (Kim & Linzen 2020): columns sentence, lf, category, split; `split=None` concatenates train, dev, test
+    and gen."""
     if split is None: return pd.concat([load_cogs(s) for s in COGS_SPLITS], ignore_index=True)
     check_split(split, COGS_SPLITS, 'COGS')
     df = read_tsv(fetch(f'cogs/{split}.tsv'), ['sentence', 'lf', 'category'], f'cogs/{split}.tsv')

@@ -23,14 +23,16 @@ class Benchmark:
     paper: str                      # the paper package, e.g. 'cocoa'
     name: str                       # task name prefix, e.g. 'cogen_cocoa'
     output_type: str                # one of OUTPUT_TYPES
-    splits: dict[str, list[dict]]   # split -> records; each has 'id', 'prompt' and 'target' (generate_until) or 'choices' + 'gold'
+    # split -> records; each has 'id', 'prompt' and 'target' (generate_until) or 'choices' + 'gold'
+    splits: dict[str, list[dict]]
     description: str                # one paragraph for the datasheet
     license: str                    # of the data we built on
     sources: list[str] = field(default_factory=list)   # data source names (data/sources.tsv) the records derive from
     seed: int = 0                   # the seed the records were built with
     params: dict = field(default_factory=dict)         # the other settings that built them (counts, variant, shots)
-    metrics: list[str] = field(default_factory=lambda: ['acc'])   # the harness metrics (names process_results returns, for generate_until)
-    metric_source: str = ''         # generate_until: Python source defining process_results(doc, results) -> {metric: value}
+    # the harness metrics (names process_results returns, for generate_until)
+    metrics: list[str] = field(default_factory=lambda: ['acc'])
+    metric_source: str = ''   # generate_until: Python source defining process_results(doc, results) -> {metric: value}
     until: list[str] = field(default_factory=lambda: ['\n'])     # generate_until: stop sequences
     max_gen_toks: int = 256         # generate_until: the token budget
 
@@ -38,20 +40,27 @@ class Benchmark:
 def check_benchmark(b: Benchmark) -> Benchmark:
     "`b` after checking what every writer relies on; a `CogenError` names the split, record and field otherwise."
     where = f"benchmark {b.name!r} ({b.paper})"
-    if b.output_type not in OUTPUT_TYPES: raise CogenError(f"{where}: output_type {b.output_type!r}; use one of {list(OUTPUT_TYPES)}")
-    if not b.splits or not all(b.splits.values()): raise CogenError(f"{where}: every split needs records, got {({k: len(v) for k, v in b.splits.items()})}")
+    if b.output_type not in OUTPUT_TYPES:
+        raise CogenError(f"{where}: output_type {b.output_type!r}; use one of {list(OUTPUT_TYPES)}")
+    if not b.splits or not all(b.splits.values()):
+        raise CogenError(f"{where}: every split needs records, got {({k: len(v) for k, v in b.splits.items()})}")
     need = ('id', 'prompt', 'choices', 'gold') if b.output_type == 'multiple_choice' else ('id', 'prompt', 'target')
     for split, recs in b.splits.items():
         ids = set()
         for i, r in enumerate(recs):
             miss = [k for k in need if k not in r]
-            if miss: raise CogenError(f"{where}: {split} record {i} lacks {miss}; a {b.output_type} record needs {list(need)}")
+            if miss:
+                raise CogenError(
+                    f"{where}: {split} record {i} lacks {miss}; a {b.output_type} record needs {list(need)}")
             if r['id'] in ids: raise CogenError(f"{where}: {split} has id {r['id']!r} twice; ids name one record each")
             ids.add(r['id'])
-            if b.output_type == 'multiple_choice' and not (isinstance(r['gold'], int) and 0 <= r['gold'] < len(r['choices'])):
-                raise CogenError(f"{where}: {split} record {r['id']!r}: gold {r['gold']!r} is not an index into its {len(r['choices'])} choices")
+            if b.output_type == 'multiple_choice' and not (isinstance(r['gold'], int)
+                                                           and 0 <= r['gold'] < len(r['choices'])):
+                raise CogenError(f"{where}: {split} record {r['id']!r}: gold {r['gold']!r} is not an index into its "
+                                 f"{len(r['choices'])} choices")
     if b.output_type == 'generate_until' and 'def process_results' not in b.metric_source:
-        raise CogenError(f"{where}: a generate_until benchmark ships its metric: metric_source must define process_results(doc, results)")
+        raise CogenError(f"{where}: a generate_until benchmark ships its metric: metric_source must define "
+                         "process_results(doc, results)")
     return b
 
 # %% ../nbs/07_export.ipynb #47aee6c8
@@ -64,23 +73,29 @@ def exportable_papers() -> list[str]:
 # %% ../nbs/07_export.ipynb #67784d86
 def parse_options(f, opts: dict, paper: str = '') -> dict:
     """`opts` (name -> value, values may be strings from the command line) checked against the keyword parameters of
-    a paper's `benchmark` function `f` and cast to the type of each default; a `CogenError` lists the options otherwise."""
+    a paper's `benchmark` function `f` and cast to the type of each default; a `CogenError` lists the options
+    otherwise."""
     import inspect
-    params = {k: p.default for k, p in inspect.signature(f).parameters.items() if k not in ('seed', 'limit') and p.default is not p.empty}
+    params = {k: p.default for k, p in inspect.signature(f).parameters.items()
+              if k not in ('seed', 'limit') and p.default is not p.empty}
     listing = ', '.join(f"{k}={v!r}" for k, v in params.items()) or 'none'
     out = {}
     for k, v in opts.items():
         if k not in params: raise CogenError(f"export {paper}: no option {k!r}; its options (with defaults): {listing}")
         d = params[k]
-        try: out[k] = v if not isinstance(v, str) or isinstance(d, str) else (type(d)(v) if isinstance(d, (int, float)) and not isinstance(d, bool) else v)
-        except ValueError: raise CogenError(f"export {paper}: option {k}={v!r} is not a {type(d).__name__}; its options (with defaults): {listing}") from None
+        try: out[k] = v if not isinstance(v, str) or isinstance(d, str) else (
+            type(d)(v) if isinstance(d, (int, float)) and not isinstance(d, bool) else v)
+        except ValueError: raise CogenError(f"export {paper}: option {k}={v!r} is not a {type(d).__name__}; its "
+                                            f"options (with defaults): {listing}") from None
     return out
 
 # %% ../nbs/07_export.ipynb #f5237953
 def load_benchmark(paper: str, seed: int = 0, limit: int = 0, **opts) -> Benchmark:
-    "`cogen_lib.<paper>.export.benchmark(seed=, limit=, **opts)`, checked; `limit` keeps the first records of each split (0: all)."
+    """`cogen_lib.<paper>.export.benchmark(seed=, limit=, **opts)`, checked; `limit` keeps the first records of each
+    split (0: all)."""
     papers = exportable_papers()
-    if paper not in papers: raise CogenError(f"export: paper {paper!r} has no export (cogen_lib/{paper}/export.py); papers that export: {', '.join(papers)}")
+    if paper not in papers: raise CogenError(f"export: paper {paper!r} has no export (cogen_lib/{paper}/export.py); "
+                                             f"papers that export: {', '.join(papers)}")
     if limit < 0: raise CogenError(f"export: limit={limit}; give a positive count, or 0 for all records")
     f = importlib.import_module(f'cogen_lib.{paper}.export').benchmark
     return check_benchmark(f(seed=seed, limit=limit, **parse_options(f, opts, paper)))
@@ -88,7 +103,8 @@ def load_benchmark(paper: str, seed: int = 0, limit: int = 0, **opts) -> Benchma
 # %% ../nbs/07_export.ipynb #e99bb947
 def _json_line(rec: dict, where: str) -> str:
     try: return json.dumps(rec, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as e: raise CogenError(f"{where}: record {rec.get('id')!r} is not strict JSON ({e}); fix the paper's export") from None
+    except (TypeError, ValueError) as e: raise CogenError(f"{where}: record {rec.get('id')!r} is not strict JSON "
+                                                          f"({e}); fix the paper's export") from None
 
 def write_jsonl(b: Benchmark, out: Path | str) -> list[Path]:
     "Each split of `b` as `out/<name>_<split>.jsonl`; returns the paths."
@@ -102,7 +118,8 @@ def write_jsonl(b: Benchmark, out: Path | str) -> list[Path]:
 def _datasets():
     "The `datasets` module, or a CogenError naming the extra that brings it."
     try: import datasets
-    except ImportError: raise CogenError("export --format hf needs the `datasets` package: pip install 'cogen_lib[hf]'") from None
+    except ImportError:
+        raise CogenError("export --format hf needs the `datasets` package: pip install 'cogen_lib[hf]'") from None
     return datasets
 
 def write_hf(b: Benchmark, out: Path | str) -> list[Path]:
@@ -111,7 +128,7 @@ def write_hf(b: Benchmark, out: Path | str) -> list[Path]:
     datasets, out = _datasets(), Path(out)
     datasets.DatasetDict({s: datasets.Dataset.from_list(r) for s, r in b.splits.items()}).save_to_disk(str(out))
     files = [out/'dataset_dict.json']
-    for s in b.splits:                                  # what state.json lists: a stale shard of an earlier export is not ours
+    for s in b.splits:   # what state.json lists: a stale shard of an earlier export is not ours
         state = json.loads((out/s/'state.json').read_text())
         files += [out/s/'dataset_info.json', out/s/'state.json', *(out/s/f['filename'] for f in state['_data_files'])]
     return files
@@ -126,12 +143,15 @@ def lmeval_yaml(b: Benchmark, split: str, data_file: Path) -> str:
              f"output_type: {b.output_type}", 'doc_to_text: "{{prompt}}"']
     if b.output_type == 'multiple_choice':
         lines += ['doc_to_choice: "{{choices}}"', 'doc_to_target: "{{gold}}"', 'target_delimiter: ""']
-        lines += ['metric_list:'] + [f"  - metric: {m}\n    aggregation: mean\n    higher_is_better: true" for m in b.metrics]
+        lines += ['metric_list:'] + [f"  - metric: {m}\n    aggregation: mean\n    higher_is_better: true"
+                                     for m in b.metrics]
     else:
-        lines += ['doc_to_target: "{{target}}"', 'target_delimiter: ""', 'process_results: !function utils.process_results',
+        lines += ['doc_to_target: "{{target}}"', 'target_delimiter: ""',
+                  'process_results: !function utils.process_results',
                   'generation_kwargs:', f"  until: [{', '.join(_yaml_str(u) for u in b.until)}]", '  do_sample: false',
                   f"  max_gen_toks: {int(b.max_gen_toks)}"]
-        lines += ['metric_list:'] + [f"  - metric: {m}\n    aggregation: mean\n    higher_is_better: true" for m in b.metrics]
+        lines += ['metric_list:'] + [f"  - metric: {m}\n    aggregation: mean\n    higher_is_better: true"
+                                     for m in b.metrics]
     lines += ['metadata:', '  version: 1.0']
     return '\n'.join(lines) + '\n'
 
@@ -159,7 +179,8 @@ def datasheet(b: Benchmark, fmt: str, out: Path | str, files: list[Path], comman
                 params=b.params, output_type=b.output_type, metrics=b.metrics, command=command,
                 cogen_commit=source_commit(project_root()), cogen_version=lib_version(),
                 counts={s: len(r) for s, r in b.splits.items()},
-                sources=[dict(path=f.path, sha256=f.sha256, upstream=f.url, license=f.license) for s in b.sources for f in source_files(s)],
+                sources=[dict(path=f.path, sha256=f.sha256, upstream=f.url, license=f.license) for s in b.sources
+                         for f in source_files(s)],
                 files={str(p.relative_to(out)): _sha256(p) for p in sorted(files)})
 
 # %% ../nbs/07_export.ipynb #a3dc609f
@@ -172,15 +193,18 @@ def datasheet_md(ds: dict) -> str:
          f"- cogen commit: {ds['cogen_commit']} (cogen_lib {ds['cogen_version']})", '', '## Counts', '',
          '| split | records |', '|---|---:|'] + [f"| {s} | {n:,} |" for s, n in ds['counts'].items()]
     L += ['', '## Sources', '', '| file | sha256 | upstream | license |', '|---|---|---|---|']
-    L += [f"| {s['path']} | `{s['sha256']}` | {s['upstream']} | {s['license']} |" for s in ds['sources']] or ['| (generated, no source file) | | | |']
+    L += [f"| {s['path']} | `{s['sha256']}` | {s['upstream']} | {s['license']} |"
+          for s in ds['sources']] or ['| (generated, no source file) | | | |']
     L += ['', '## Files', '', '| file | sha256 |', '|---|---|'] + [f"| {f} | `{h}` |" for f, h in ds['files'].items()]
     return '\n'.join(L) + '\n'
 
 # %% ../nbs/07_export.ipynb #21026135
 FORMATS = {'jsonl': write_jsonl, 'hf': write_hf, 'lm-eval': write_lmeval}
 
-def export_benchmark(paper: str, fmt: str, out: Path | str, seed: int = 0, limit: int = 0, command: str = '', **opts) -> list[Path]:
-    "Write `paper`'s benchmark as `fmt` (one of `FORMATS`) into the folder `out`, with `DATASHEET.md` and `datasheet.json`."
+def export_benchmark(paper: str, fmt: str, out: Path | str, seed: int = 0, limit: int = 0, command: str = '',
+                     **opts) -> list[Path]:
+    """Write `paper`'s benchmark as `fmt` (one of `FORMATS`) into the folder `out`, with `DATASHEET.md` and
+    `datasheet.json`."""
     from cogen_lib.core import check_out_path
     if fmt not in FORMATS: raise CogenError(f"export: --format {fmt!r}; use one of {', '.join(FORMATS)}")
     out = Path(out); check_out_path(out, 'dir')

@@ -30,7 +30,8 @@ class _KernelNoise(logging.Filter):
     @log_path.setter
     def log_path(self, p): self._local.log_path = str(p or '')
     def write(self, text: str) -> bool:
-        "Append `text` to the kernel log; False if there is none (or it can no longer be written: the report goes to the terminal)."
+        """Append `text` to the kernel log; False if there is none (or it can no longer be written: the report goes
+        to the terminal)."""
         if not self.log_path: return False
         try:
             with open(self.log_path, 'a') as f: f.write(text.rstrip('\n') + '\n')
@@ -40,20 +41,25 @@ class _KernelNoise(logging.Filter):
         "A logging filter for papermill's logger: 'Kernel died ...' goes to the kernel log, all else passes."
         return not (record.getMessage().startswith('Kernel died') and self.write(f"papermill: {record.getMessage()}"))
     def loop_handler(self, loop: asyncio.AbstractEventLoop, context: dict):
-        "An event-loop exception handler: an exception of one of nbclient's tasks goes to the kernel log, all else to asyncio's default."
+        """An event-loop exception handler: an exception of one of nbclient's tasks goes to the kernel log, all else
+        to asyncio's default."""
         exc, task = context.get('exception'), context.get('future') or context.get('task')
         coro = task.get_coro() if hasattr(task, 'get_coro') else None
         ours = isinstance(exc, DeadKernelError) or 'NotebookClient' in getattr(coro, '__qualname__', '')
-        if not (ours and self.write(f"asyncio: {context.get('message', '')}: {exc!r} (a task of the interrupted cell)")):
+        if not (ours
+                and self.write(f"asyncio: {context.get('message', '')}: {exc!r} (a task of the interrupted cell)")):
             loop.default_exception_handler(context)
 
 # %% ../nbs/04b_kernel.ipynb #3cf91d1e
-_NOISE = next((f for f in logging.getLogger('papermill').filters if type(f).__qualname__ == '_KernelNoise'), None) or _KernelNoise()
-logging.getLogger('papermill').addFilter(_NOISE)    # one filter per process, however often this module is loaded (a notebook, a reload)
+_NOISE = (next((f for f in logging.getLogger('papermill').filters if type(f).__qualname__ == '_KernelNoise'), None)
+          or _KernelNoise())
+# one filter per process, however often this module is loaded (a notebook, a reload)
+logging.getLogger('papermill').addFilter(_NOISE)
 
 def _kernel_loop(log_path: Path) -> asyncio.AbstractEventLoop:
     """This thread's event loop, the one papermill's client runs on (jupyter_core's `ensure_event_loop`), made ready for
-    a run whose kernel logs to `log_path`: built with Ctrl-C held back, with `_NOISE.loop_handler` as exception handler."""
+    a run whose kernel logs to `log_path`: built with Ctrl-C held back, with `_NOISE.loop_handler` as exception
+    handler."""
     from jupyter_core.utils import ensure_event_loop
     _NOISE.log_path = log_path
     held = []
@@ -63,21 +69,23 @@ def _kernel_loop(log_path: Path) -> asyncio.AbstractEventLoop:
     finally:
         if main: signal.signal(signal.SIGINT, old if old is not None else signal.SIG_DFL)
     h = loop.get_exception_handler()            # keep a handler someone else installed; replace ours (or a copy's)
-    if h is None or getattr(h, '__qualname__', '') == '_KernelNoise.loop_handler': loop.set_exception_handler(_NOISE.loop_handler)
+    if h is None or getattr(h, '__qualname__', '') == '_KernelNoise.loop_handler':
+        loop.set_exception_handler(_NOISE.loop_handler)
     if held: raise KeyboardInterrupt
     return loop
 
 # %% ../nbs/04b_kernel.ipynb #9bd94bb6
 class KernelLogManager(AsyncKernelManager):
-    """The kernel manager of the runner's notebooks: the kernel's own stdout and stderr are appended to `log_path` instead
-    of the user's terminal, and what the notebook prints (progress bars included) is echoed there as well as sent to the
-    notebook (ipykernel's `quiet=False`), so the log shows where a run is while it runs."""
+    """The kernel manager of the runner's notebooks: the kernel's own stdout and stderr are appended to `log_path`
+    instead of the user's terminal, and what the notebook prints (progress bars included) is echoed there as well as
+    sent to the notebook (ipykernel's `quiet=False`), so the log shows where a run is while it runs."""
     log_path = Unicode('', config=True, help="file that receives the kernel's output; empty: inherit this process's")
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
         if not self.log_path: return await super()._async_launch_kernel(kernel_cmd, **kw)
         Path(self.log_path).parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, 'ab') as f:          # the kernel keeps its own copy of the descriptor
-            return await super()._async_launch_kernel([*kernel_cmd, '--IPKernelApp.quiet=False'], **{**kw, 'stdout': f, 'stderr': f})
+            return await super()._async_launch_kernel([*kernel_cmd, '--IPKernelApp.quiet=False'],
+                                                      **{**kw, 'stdout': f, 'stderr': f})
 
 # %% ../nbs/04b_kernel.ipynb #42802c0c
 def kernel_args(log_path: Path) -> dict:
@@ -88,7 +96,8 @@ def kernel_args(log_path: Path) -> dict:
     return dict(kernel_manager_class=KernelLogManager, config=Config({'KernelLogManager': {'log_path': str(log_path)}}))
 
 # %% ../nbs/04b_kernel.ipynb #05b4b851
-def run_notebook(nb: Path, out_nb: Path, log_path: Path, parameters: dict | None = None, cwd: Path | None = None) -> None:
+def run_notebook(nb: Path, out_nb: Path, log_path: Path, parameters: dict | None = None,
+                 cwd: Path | None = None) -> None:
     """Execute notebook `nb` into `out_nb` with papermill, in a kernel of this interpreter whose stderr goes to
     `log_path` (`kernel_args`), with `parameters`, in folder `cwd`. When the run finishes, nbclient's reports about a
     stopped kernel reach the terminal again; after a run that failed or was interrupted they still go to its log

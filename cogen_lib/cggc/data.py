@@ -19,10 +19,12 @@ def load_commongen(split: str) -> pd.DataFrame:
     check_split(split, ('train', 'dev'), 'CommonGen')
     stem = {'train': 'train', 'dev': 'valid'}[split]
     src, trg = (read_lines(fetch(f'commongen/{stem}_{x}.txt')) for x in ('src', 'trg'))
-    if len(src) != len(trg): raise CogenError(f"commongen/{stem}_src.txt has {len(src)} lines but {stem}_trg.txt {len(trg)}; re-fetch them")
+    if len(src) != len(trg):
+        raise CogenError(f"commongen/{stem}_src.txt has {len(src)} lines but {stem}_trg.txt {len(trg)}; re-fetch them")
     rows = []
     for s, t in zip(src, trg):
-        if not rows or rows[-1]['_src'] != s: rows.append(dict(set_id=len(rows), concepts=s.split(), references=[], _src=s))
+        if not rows or rows[-1]['_src'] != s:
+            rows.append(dict(set_id=len(rows), concepts=s.split(), references=[], _src=s))
         rows[-1]['references'].append(t)
     return pd.DataFrame(rows, columns=['set_id', 'concepts', 'references'])
 
@@ -33,16 +35,19 @@ def _cn4_info(text: str, lineno: int, name: str) -> tuple[int, int, str]:
     "Parse one ConceptNet 4 info literal safely (no eval), for lines the fast regex did not match."
     try:
         d = ast.literal_eval(text)
-        if isinstance(d, dict) and isinstance(d['freq'], int) and isinstance(d['score'], int) and isinstance(d['rel'], str):
+        if (isinstance(d, dict) and isinstance(d['freq'], int) and isinstance(d['score'], int)
+            and isinstance(d['rel'], str)):
             return d['freq'], d['score'], d['rel']
     except (ValueError, SyntaxError, KeyError, TypeError, MemoryError, RecursionError): pass
-    raise CogenError(f"{name} line {lineno}: malformed edge info {text[:200]!r}; expected {{'freq': int, 'score': int, 'rel': u'Relation'}}")
+    raise CogenError(f"{name} line {lineno}: malformed edge info {text[:200]!r}; expected {{'freq': int, 'score': int, "
+                     f"'rel': u'Relation'}}")
 
 # %% ../../nbs/cggc/00_data.ipynb #82168bed
 def _parse_cn4(df: pd.DataFrame, name: str) -> pd.DataFrame:
     m = df['info'].str.extract(_CN4_INFO)
     for i in m.index[m[0].isna()]: m.loc[i] = [str(x) for x in _cn4_info(df.at[i, 'info'], i + 1, name)]
-    return pd.DataFrame(dict(head=df['head'], relation=m[2], tail=df['tail'], weight=m[1].astype(float), freq=m[0].astype(int)))
+    return pd.DataFrame(dict(head=df['head'], relation=m[2], tail=df['tail'], weight=m[1].astype(float),
+                             freq=m[0].astype(int)))
 
 # %% ../../nbs/cggc/00_data.ipynb #ece5f69a
 def load_conceptnet4() -> pd.DataFrame:
@@ -53,27 +58,33 @@ def load_conceptnet4() -> pd.DataFrame:
 # %% ../../nbs/cggc/00_data.ipynb #879c6a51
 def _cn5_weight(info: str, lineno: int, path) -> float:
     try: return float(json.loads(info)['weight'])
-    except (ValueError, KeyError, TypeError): raise CogenError(f"{path} line {lineno}: edge info without a numeric weight: {info[:200]!r}") from None
+    except (ValueError, KeyError, TypeError):
+        raise CogenError(f"{path} line {lineno}: edge info without a numeric weight: {info[:200]!r}") from None
 
 # %% ../../nbs/cggc/00_data.ipynb #cdbca198
 def read_conceptnet5_assertions(path: Path | str, lang: str = 'en', chunksize: int = 1_000_000) -> pd.DataFrame:
-    "ConceptNet 5 assertions (tab-separated, optionally gzipped) with both ends in `lang`: columns head, relation, tail, weight."
+    """ConceptNet 5 assertions (tab-separated, optionally gzipped) with both ends in `lang`: columns head, relation,
+    tail, weight."""
     path = Path(path)
     with open(path, 'rb') as f: gz = f.read(2) == b'\x1f\x8b'
     pre, out, start = f'/c/{lang}/', [], 0
     names = ['uri', 'rel', 'start', 'end', 'info']
     try:
-        for df in pd.read_csv(path, sep='\t', header=None, names=names, quoting=csv.QUOTE_NONE, keep_default_na=False, na_filter=False,
-                              dtype=str, index_col=False, skip_blank_lines=False, compression='gzip' if gz else None, chunksize=chunksize, encoding='utf-8'):
+        for df in pd.read_csv(path, sep='\t', header=None, names=names, quoting=csv.QUOTE_NONE, keep_default_na=False,
+                              na_filter=False, dtype=str, index_col=False, skip_blank_lines=False,
+                              compression='gzip' if gz else None, chunksize=chunksize, encoding='utf-8'):
             df.index = range(start + 1, start + 1 + len(df)); start += len(df)
-            bad = ~(df.rel.str.startswith('/r/') & df.start.str.startswith('/c/') & df.end.str.startswith('/c/') & df['info'].str.startswith('{'))
+            bad = ~(df.rel.str.startswith('/r/') & df.start.str.startswith('/c/') & df.end.str.startswith('/c/')
+                    & df['info'].str.startswith('{'))
             if bad.any():
                 i = bad.idxmax()
-                raise CogenError(f"{path} line {i}: not a ConceptNet 5 assertion {chr(9).join(df.loc[i])[:200]!r}; expected 5 tab-separated fields: uri, /r/rel, /c/start, /c/end, JSON")
+                raise CogenError(f"{path} line {i}: not a ConceptNet 5 assertion {chr(9).join(df.loc[i])[:200]!r}; "
+                                 "expected 5 tab-separated fields: uri, /r/rel, /c/start, /c/end, JSON")
             df = df[df.start.str.startswith(pre) & df.end.str.startswith(pre)]
             concept = lambda s: s.str.slice(len(pre)).str.split('/', n=1).str[0].str.replace('_', ' ')
             out.append(pd.DataFrame(dict(head=concept(df.start), relation=df.rel.str.slice(3), tail=concept(df.end),
                                          weight=[_cn5_weight(j, i, path) for i, j in df['info'].items()])))
-    except pd.errors.ParserError as e: raise CogenError(f"{path}: not a ConceptNet 5 assertions file ({e}); expected 5 tab-separated fields a line") from None
+    except pd.errors.ParserError as e: raise CogenError(f"{path}: not a ConceptNet 5 assertions file ({e}); expected 5 "
+                                                        "tab-separated fields a line") from None
     cols = ['head', 'relation', 'tail', 'weight']
     return pd.concat(out, ignore_index=True)[cols] if out else pd.DataFrame(columns=cols)

@@ -17,15 +17,18 @@ __all__ = ['DIGEST', 'DIGEST_VERSION', 'TIMINGS', 'LICENSE', 'frame_json', 'json
 DIGEST = 'data/cggc/build.json'
 "The committed digest of the full ConceptNet 4 build, relative to the project root."
 DIGEST_VERSION = 1
-TIMINGS = ('embed_triples_seconds', 'embed_sentences_seconds', 'prepare_seconds', 'graph_seconds', 'ms_per_sentence', 'seconds', 'workers', 'kg_path')
-"Keys of a build's stats.json left out of the digest: its seconds and workers (per build and machine) and the local path of its source."
-LICENSE = ('CC BY-SA 4.0: derived from ConceptNet (conceptnet.io, CC BY-SA; ConceptNet 4 from the data mirror, data/sources.tsv) and '
-           'CommonGen v1.1 train/dev (Lin et al. 2020, MIT); see data/cggc/README.md')
+TIMINGS = ('embed_triples_seconds', 'embed_sentences_seconds', 'prepare_seconds', 'graph_seconds', 'ms_per_sentence',
+           'seconds', 'workers', 'kg_path')
+"""Keys of a build's stats.json left out of the digest: its seconds and workers (per build and machine) and the local
+path of its source."""
+LICENSE = ('CC BY-SA 4.0: derived from ConceptNet (conceptnet.io, CC BY-SA; ConceptNet 4 from the data mirror, '
+           'data/sources.tsv) and CommonGen v1.1 train/dev (Lin et al. 2020, MIT); see data/cggc/README.md')
 
 # %% ../../nbs/cggc/07_digest.ipynb #b4d2d855
 def frame_json(df: pd.DataFrame) -> dict:
     "`df` as JSON-ready lists: its index (and index name) and one list per column (Python ints and floats)."
-    return {'index': df.index.tolist(), 'index_name': df.index.name, 'columns': {str(c): df[c].tolist() for c in df.columns}}
+    return {'index': df.index.tolist(), 'index_name': df.index.name,
+            'columns': {str(c): df[c].tolist() for c in df.columns}}
 
 # %% ../../nbs/cggc/07_digest.ipynb #4c7ce98b
 def json_frame(d: dict) -> pd.DataFrame:
@@ -34,15 +37,20 @@ def json_frame(d: dict) -> pd.DataFrame:
 
 # %% ../../nbs/cggc/07_digest.ipynb #70795ce0
 def pick_graph(recs: list[dict]) -> dict:
-    "The graph the walkthrough draws: the `cheese oven pizza` sample of the paper's Fig. 1 when there is one, else the first structure-typed graph."
-    pick = next((r for r in recs if sorted(r['concepts']) == ['cheese', 'oven', 'pizza']), None) or next((r for r in recs if r.get('structure')), None)
-    if pick is None: raise CogenError(f"no graph to draw among {len(recs)} graph records: none for cheese/oven/pizza and none with a structure type; is the build empty?")
+    """The graph the walkthrough draws: the `cheese oven pizza` sample of the paper's Fig. 1 when there is one, else
+    the first structure-typed graph."""
+    pick = (next((r for r in recs if sorted(r['concepts']) == ['cheese', 'oven', 'pizza']), None)
+            or next((r for r in recs if r.get('structure')), None))
+    if pick is None: raise CogenError(f"no graph to draw among {len(recs)} graph records: none for cheese/oven/pizza "
+                                      "and none with a structure type; is the build empty?")
     return pick
 
 # %% ../../nbs/cggc/07_digest.ipynb #5fca5a57
 def digest(recs: list[dict], stats: dict, min_samples: int = 5, build: str = '') -> dict:
-    "What the walkthrough shows of a build (`recs`, `stats`: its graphs.jsonl and stats.json; `build`: its name), as JSON reads it back."
-    from cogen_lib.cggc.labels import compositional, table2, table10, table12, split_groups, primitive_counts, label_counts
+    """What the walkthrough shows of a build (`recs`, `stats`: its graphs.jsonl and stats.json; `build`: its name),
+    as JSON reads it back."""
+    from cogen_lib.cggc.labels import compositional, table2, table10, table12, split_groups, primitive_counts
+    from cogen_lib.cggc.labels import label_counts
     from cogen_lib.cggc.prompts import make_prompts
     kept = compositional(recs, min_samples=min_samples)
     prompts = {}
@@ -52,8 +60,10 @@ def digest(recs: list[dict], stats: dict, min_samples: int = 5, build: str = '')
     nodes = [len(r['nodes']) for r in kept if r.get('structure')]
     d = {'digest_version': DIGEST_VERSION, 'build': build, 'license': LICENSE, 'min_samples': min_samples,
          'stats': {k: v for k, v in stats.items() if k not in TIMINGS},
-         'kept': {'samples': len(kept), 'sets': len({r['set_id'] for r in kept}), 'structure_nodes_mean': sum(nodes) / len(nodes) if nodes else None},
-         'table2': frame_json(table2(kept)), 'table10': frame_json(table10(kept)), 'table12': frame_json(table12(split_groups(kept))),
+         'kept': {'samples': len(kept), 'sets': len({r['set_id'] for r in kept}),
+                  'structure_nodes_mean': sum(nodes) / len(nodes) if nodes else None},
+         'table2': frame_json(table2(kept)), 'table10': frame_json(table10(kept)),
+         'table12': frame_json(table12(split_groups(kept))),
          'primitive_counts': primitive_counts(kept).to_dict(), 'label_counts': label_counts(kept, 40).to_dict(),
          'pick': pick_graph(recs), 'prompts': prompts}
     return json.loads(json.dumps(d))
@@ -79,26 +89,35 @@ def save_digest(d: dict, path: Path | str | None = None) -> Path:
 def read_digest(path: Path | str | None = None) -> dict:
     "The digest at `path` (default: the committed `DIGEST`)."
     p = Path(path) if path else project_root()/DIGEST
-    remedy = f"restore it from git (git checkout -- {DIGEST}) or write it from a full build: python -m cogen_lib.cggc.digest"
+    remedy = (f"restore it from git (git checkout -- {DIGEST}) or write it from a full build: python -m "
+              "cogen_lib.cggc.digest")
     if not p.is_file(): raise CogenError(f"CGGC build digest {p} does not exist; {remedy}")
     try: d = json.loads(p.read_text(encoding='utf-8'))
-    except (ValueError, UnicodeDecodeError) as e: raise CogenError(f"CGGC build digest {p} is not JSON ({e}); {remedy}") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise CogenError(f"CGGC build digest {p} is not JSON ({e}); {remedy}") from None
     if not isinstance(d, dict) or d.get('digest_version') != DIGEST_VERSION:
-        raise CogenError(f"CGGC build digest {p}: digest_version {d.get('digest_version') if isinstance(d, dict) else None!r}, this library reads {DIGEST_VERSION}; {remedy}")
+        raise CogenError(f"CGGC build digest {p}: digest_version "
+                         f"{d.get('digest_version') if isinstance(d, dict) else None!r}, this library reads "
+                         f"{DIGEST_VERSION}; {remedy}")
     return d
 
 # %% ../../nbs/cggc/07_digest.ipynb #562050f7
 def walkthrough_digest(full: bool = True, build: bool = False) -> tuple[dict, str]:
-    "(digest, where it came from) for the walkthrough: full build or the smoke sample's (`full`); `build`: build the full graphs when the cache lacks them."
+    """(digest, where it came from) for the walkthrough: full build or the smoke sample's (`full`); `build`: build
+    the full graphs when the cache lacks them."""
     from cogen_lib.cggc.graphs import build_path, cached_build
     if not full:
         sample = project_root()/'tests'/'fixtures'/'cggc'/'conceptnet5_sample.csv'
-        return build_digest(cached_build('conceptnet5', sample, 40, progress=False), min_samples=2), 'the build of the shipped ConceptNet sample'
+        return (build_digest(cached_build('conceptnet5', sample, 40, progress=False), min_samples=2),
+                'the build of the shipped ConceptNet sample')
     p = build_path('conceptnet4')
-    if (p/'stats.json').exists() or build: return build_digest(cached_build('conceptnet4'), min_samples=5), f'the full build in the cache ({p.name})'
-    return read_digest(), f'the committed digest {DIGEST} of build {read_digest()["build"]} (the cache has no full build)'
+    if (p/'stats.json').exists() or build:
+        return build_digest(cached_build('conceptnet4'), min_samples=5), f'the full build in the cache ({p.name})'
+    return (read_digest(),
+            f'the committed digest {DIGEST} of build {read_digest()["build"]} (the cache has no full build)')
 
 # %% ../../nbs/cggc/07_digest.ipynb #e1389c87
 #| eval: false
-if __name__ == '__main__':        # python -m cogen_lib.cggc.digest: write DIGEST from the full build (built first if the cache lacks it)
+if __name__ == '__main__':
+    # python -m cogen_lib.cggc.digest: write DIGEST from the full build (built first if the cache lacks it)
     print(save_digest(walkthrough_digest(True, build=True)[0]))

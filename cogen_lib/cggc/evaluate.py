@@ -16,15 +16,17 @@ __all__ = ['SCALE', 'METRICS', 'SPICE_REASON', 'PROTOCOLS', 'BLEU_STATS', 'BASEL
            'metric_interval', 'bleu_cells', 'paired_by_cluster', 'blind_concepts', 'blind_copy']
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #1c37ad25
-SCALE = {'BLEU-3': 100, 'BLEU-4': 100, 'ROUGE-2': 100, 'ROUGE-L': 100, 'METEOR': 100, 'CIDEr': 10, 'SPICE': 100, 'Coverage': 100}
+SCALE = {'BLEU-3': 100, 'BLEU-4': 100, 'ROUGE-2': 100, 'ROUGE-L': 100, 'METEOR': 100, 'CIDEr': 10, 'SPICE': 100,
+         'Coverage': 100}
 METRICS = tuple(SCALE)
-SPICE_REASON = ("SPICE unavailable: it needs Stanford CoreNLP 3.6.0 jars (stanford-corenlp-3.6.0.jar, -models.jar), which no "
-                "package registry ships; set COGEN_SPICE_JARS to a folder holding them to compute it")
+SPICE_REASON = ("SPICE unavailable: it needs Stanford CoreNLP 3.6.0 jars (stanford-corenlp-3.6.0.jar, -models.jar), "
+                "which no package registry ships; set COGEN_SPICE_JARS to a folder holding them to compute it")
 
 def require_java():
     "Raise a clear error when `java` (needed by METEOR and the PTB tokenizer) is missing."
     if shutil.which('java') is None:
-        raise CogenError("java is not installed; pycocoevalcap's METEOR and PTB tokenizer need it: `apt-get install -y default-jre-headless` (make install does this)")
+        raise CogenError("java is not installed; pycocoevalcap's METEOR and PTB tokenizer need it: `apt-get install -y "
+                         "default-jre-headless` (make install does this)")
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #c4f13eb7
 def _lemmas(word: str) -> set[str]:
@@ -40,33 +42,39 @@ def coverage(prediction: str, concepts: list[str]) -> float:
     return float(np.mean([c.lower() in found for c in concepts])) if concepts else float('nan')
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #dc43a783
-PROTOCOLS = {'own': "each sample against its own reference sentence, the one its reasoning graph was built from (the paper's)",
+PROTOCOLS = {
+    'own': "each sample against its own reference sentence, the one its reasoning graph was built from (the paper's)",
              'set': "each sample against every reference of its concept set (CommonGen's BLEU/METEOR/CIDEr/SPICE)"}
 
 def with_protocol(recs: list[dict], protocol: str = 'own') -> list[dict]:
-    "Copies of `recs` whose `references` are those `protocol` scores against: `[reference]` (own) or the set's `references`."
-    if protocol not in PROTOCOLS: raise CogenError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+    """Copies of `recs` whose `references` are those `protocol` scores against: `[reference]` (own) or the set's
+    `references`."""
+    if protocol not in PROTOCOLS:
+        raise CogenError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
     out = []
     for i, r in enumerate(recs):
         name = r.get('item', r.get('set_id'))
         if protocol == 'own':
             if not isinstance(r.get('reference'), str) or not r['reference'].strip():
-                raise CogenError(f"item {i} ({name}): no 'reference' (the sample's own reference sentence) to score against under "
-                                 f"protocol own; add it, or score against the concept set's references with protocol set")
+                raise CogenError(f"item {i} ({name}): no 'reference' (the sample's own reference sentence) to score "
+                                 "against under protocol own; add it, or score against the concept set's references "
+                                 "with protocol set")
             out.append({**r, 'references': [r['reference']]})
         else:
             if not isinstance(r.get('references'), list) or not r['references']:
-                raise CogenError(f"item {i} ({name}): no 'references' (the concept set's reference sentences) to score against "
-                                 f"under protocol set; add them, or use protocol own with 'reference'")
+                raise CogenError(f"item {i} ({name}): no 'references' (the concept set's reference sentences) to score "
+                                 "against under protocol set; add them, or use protocol own with 'reference'")
             out.append(dict(r))
     return out
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #55d2a796
-BLEU_STATS = ['bleu_testlen', 'bleu_reflen'] + [f'bleu_guess{k}' for k in range(1, 5)] + [f'bleu_correct{k}' for k in range(1, 5)]
+BLEU_STATS = (['bleu_testlen', 'bleu_reflen'] + [f'bleu_guess{k}' for k in range(1, 5)]
+              + [f'bleu_correct{k}' for k in range(1, 5)])
 
 def bleu_stats(gts: dict, res: dict) -> np.ndarray:
-    """(items, 10): per item (in the order of `gts`) the sufficient statistics of pycocoevalcap's corpus BLEU: hypothesis
-    length, closest reference length, n-grams guessed and n-grams matched (clipped by the references) for n = 1..4."""
+    """(items, 10): per item (in the order of `gts`) the sufficient statistics of pycocoevalcap's corpus BLEU:
+    hypothesis length, closest reference length, n-grams guessed and n-grams matched (clipped by the references) for
+    n = 1..4."""
     from pycocoevalcap.bleu.bleu_scorer import cook_refs, cook_test
     rows = []
     for k in gts:
@@ -76,9 +84,11 @@ def bleu_stats(gts: dict, res: dict) -> np.ndarray:
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #549e1b9a
 def corpus_bleu(stats) -> np.ndarray:
-    "BLEU-1..4 (0-1) from summed `bleu_stats` rows (shape (..., 10) -> (..., 4)): pycocoevalcap's formula, smoothing and brevity penalty."
+    """BLEU-1..4 (0-1) from summed `bleu_stats` rows (shape (..., 10) -> (..., 4)): pycocoevalcap's formula,
+    smoothing and brevity penalty."""
     s = np.asarray(stats, dtype=float)
-    if s.shape[-1] != len(BLEU_STATS): raise CogenError(f"corpus_bleu: expected rows of {len(BLEU_STATS)} BLEU statistics ({', '.join(BLEU_STATS)}), got shape {s.shape}")
+    if s.shape[-1] != len(BLEU_STATS): raise CogenError(f"corpus_bleu: expected rows of {len(BLEU_STATS)} BLEU "
+                                                        f"statistics ({', '.join(BLEU_STATS)}), got shape {s.shape}")
     testlen, reflen, guess, correct = s[..., 0], s[..., 1], s[..., 2:6], s[..., 6:10]
     b = np.exp(np.cumsum(np.log((correct + 1e-15) / (guess + 1e-9)), axis=-1) / np.arange(1, 5))
     ratio = (testlen + 1e-15) / (reflen + 1e-9)
@@ -123,8 +133,8 @@ def _close(met) -> None:
 _METEOR = None
 
 def shared_meteor():
-    """The process's one running METEOR (pycocoevalcap's `Meteor`: a Java process that takes seconds to start, as it loads
-    its paraphrase tables), started on first use, started again if it ended, closed when Python exits."""
+    """The process's one running METEOR (pycocoevalcap's `Meteor`: a Java process that takes seconds to start, as it
+    loads its paraphrase tables), started on first use, started again if it ended, closed when Python exits."""
     global _METEOR
     if _METEOR is None or _METEOR.meteor_p.poll() is not None:
         from pycocoevalcap.meteor.meteor import Meteor
@@ -141,12 +151,14 @@ def discard_meteor(met) -> None:
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #8fe6662a
 def score(items: list[dict], tokenized: tuple[dict, dict] | None = None, meteor=None) -> tuple[dict, pd.DataFrame]:
-    """(corpus metrics, per-item frame) for items with `prediction`, `references`, `concepts` (see Scales; `with_protocol`
-    sets `references`). The per-item frame also holds each item's `BLEU_STATS`. `tokenized` (from `tokenize`) may be passed in to share
-    one tokenization across calls; METEOR is `shared_meteor()` unless a running pycocoevalcap `Meteor` is passed."""
+    """(corpus metrics, per-item frame) for items with `prediction`, `references`, `concepts` (see Scales;
+    `with_protocol` sets `references`). The per-item frame also holds each item's `BLEU_STATS`. `tokenized` (from
+    `tokenize`) may be passed in to share one tokenization across calls; METEOR is `shared_meteor()` unless a running
+    pycocoevalcap `Meteor` is passed."""
     if not items: raise CogenError("nothing to score: no item has a prediction")
     for i, it in enumerate(items):
-        if not isinstance(it.get('prediction'), str): raise CogenError(f"item {i} ({it.get('set_id')}): prediction is not a string")
+        if not isinstance(it.get('prediction'), str):
+            raise CogenError(f"item {i} ({it.get('set_id')}): prediction is not a string")
         if not it.get('references'): raise CogenError(f"item {i} ({it.get('set_id')}): no references")
     from rouge_score import rouge_scorer
     from pycocoevalcap.cider.cider import Cider
@@ -162,13 +174,15 @@ def score(items: list[dict], tokenized: tuple[dict, dict] | None = None, meteor=
     rg = [sc.score_multi(it['references'], it['prediction']) for it in items]
     spice, spice_note = _spice(gts, res)
     per = pd.DataFrame({'BLEU-3': bleu_items[:, 2] * 100, 'BLEU-4': bleu_items[:, 3] * 100,
-                        'ROUGE-2': [r['rouge2'].fmeasure * 100 for r in rg], 'ROUGE-L': [r['rougeL'].fmeasure * 100 for r in rg],
+                        'ROUGE-2': [r['rouge2'].fmeasure * 100 for r in rg],
+                        'ROUGE-L': [r['rougeL'].fmeasure * 100 for r in rg],
                         'METEOR': np.array(meteor_items, float) * 100, 'CIDEr': np.array(cider_items) * 10,
                         'SPICE': (np.array(spice[1]) * 100 if spice else np.nan),
                         'Coverage': [coverage(it['prediction'], it['concepts']) * 100 for it in items]})
     per[BLEU_STATS] = S
-    corpus = {'BLEU-3': float(bleu[2]) * 100, 'BLEU-4': float(bleu[3]) * 100, 'ROUGE-2': per['ROUGE-2'].mean(), 'ROUGE-L': per['ROUGE-L'].mean(),
-              'METEOR': float(meteor_score) * 100, 'CIDEr': float(cider) * 10, 'SPICE': spice[0] * 100 if spice else float('nan'),
+    corpus = {'BLEU-3': float(bleu[2]) * 100, 'BLEU-4': float(bleu[3]) * 100, 'ROUGE-2': per['ROUGE-2'].mean(),
+              'ROUGE-L': per['ROUGE-L'].mean(), 'METEOR': float(meteor_score) * 100, 'CIDEr': float(cider) * 10,
+              'SPICE': spice[0] * 100 if spice else float('nan'),
               'Coverage': per['Coverage'].mean(), 'n': len(items)}
     if spice_note: corpus['SPICE_note'] = spice_note
     return corpus, per
@@ -177,7 +191,8 @@ def score(items: list[dict], tokenized: tuple[dict, dict] | None = None, meteor=
 def read_predictions(path: Path | str, protocol: str = 'own') -> list[dict]:
     "Records of a predictions file, checked field by field for `protocol` (errors name the file and line)."
     p = Path(path)
-    if protocol not in PROTOCOLS: raise CogenError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+    if protocol not in PROTOCOLS:
+        raise CogenError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
     if not p.is_file(): raise CogenError(f"predictions file {p} does not exist")
     out = []
     with open(p, encoding='utf-8') as f:
@@ -186,14 +201,18 @@ def read_predictions(path: Path | str, protocol: str = 'own') -> list[dict]:
             try: r = json.loads(line)
             except ValueError as e: raise CogenError(f"{p} line {i}: not JSON ({e})") from None
             if not isinstance(r, dict): raise CogenError(f"{p} line {i}: expected a JSON object")
-            if not isinstance(r.get('concepts'), list) or not r['concepts']: raise CogenError(f"{p} line {i}: field 'concepts' must be a non-empty list")
+            if not isinstance(r.get('concepts'), list) or not r['concepts']:
+                raise CogenError(f"{p} line {i}: field 'concepts' must be a non-empty list")
             if protocol == 'own' and (not isinstance(r.get('reference'), str) or not r['reference'].strip()):
-                raise CogenError(f"{p} line {i}: field 'reference' (the sample's own reference sentence) must be a non-empty string under "
-                                 f"protocol own; add it, or pass --protocol set to score against 'references'")
+                raise CogenError(f"{p} line {i}: field 'reference' (the sample's own reference sentence) must be a "
+                                 "non-empty string under protocol own; add it, or pass --protocol set to score against "
+                                 "'references'")
             if protocol == 'set' and (not isinstance(r.get('references'), list) or not r['references']):
                 raise CogenError(f"{p} line {i}: field 'references' must be a non-empty list under protocol set")
-            if r.get('prediction') is None and not r.get('error'): raise CogenError(f"{p} line {i}: no prediction and no error; a failed generation must say why in 'error'")
-            if r.get('prediction') is not None and not isinstance(r['prediction'], str): raise CogenError(f"{p} line {i}: prediction must be a string")
+            if r.get('prediction') is None and not r.get('error'): raise CogenError(
+                f"{p} line {i}: no prediction and no error; a failed generation must say why in 'error'")
+            if r.get('prediction') is not None and not isinstance(r['prediction'], str):
+                raise CogenError(f"{p} line {i}: prediction must be a string")
             out.append(r)
     if not out: raise CogenError(f"{p} holds no predictions")
     return out
@@ -201,9 +220,10 @@ def read_predictions(path: Path | str, protocol: str = 'own') -> list[dict]:
 # %% ../../nbs/cggc/04_evaluate.ipynb #fce40fcd
 def score_groups(recs: list[dict], by: list[str]) -> list[tuple]:
     """`(key, group frame, corpus metrics or None, per-item frame or None)` per group of `recs` by the fields `by`;
-    one PTB tokenization and the process's one METEOR (`shared_meteor`) serve every group (CIDEr's statistics stay per group)."""
+    one PTB tokenization and the process's one METEOR (`shared_meteor`) serve every group (CIDEr's statistics stay
+    per group)."""
     df = pd.DataFrame(recs)
-    ok_all = df[df['prediction'].notna()]                      # error rows carry prediction None (read_predictions checks)
+    ok_all = df[df['prediction'].notna()]   # error rows carry prediction None (read_predictions checks)
     tok = tokenize(ok_all.to_dict('records')) if len(ok_all) else ({}, {})
     pos = {k: j for j, k in enumerate(ok_all.index)}
     out = []
@@ -212,7 +232,8 @@ def score_groups(recs: list[dict], by: list[str]) -> list[tuple]:
         ok = g[g['prediction'].notna()]
         if not len(ok): out.append((key, g, None, None)); continue
         sel = [pos[k] for k in ok.index]
-        c, per = score(ok.to_dict('records'), ({j: tok[0][p] for j, p in enumerate(sel)}, {j: tok[1][p] for j, p in enumerate(sel)}))
+        c, per = score(ok.to_dict('records'), ({j: tok[0][p] for j, p in enumerate(sel)},
+                                               {j: tok[1][p] for j, p in enumerate(sel)}))
         out.append((key, g, c, per.set_index(ok.index)))
     return out
 
@@ -235,7 +256,9 @@ def evaluate(recs: list[dict], by: str | list[str] | None = 'setting', protocol:
             a, b = g[g.setting == 'id'], g[g.setting == 'ood']
             if len(a) == 1 and len(b) == 1:
                 key = key if isinstance(key, tuple) else (key,)
-                rows.append(dict(setting='Δ (id - ood)', **dict(zip(rest, key)), **{m: a[m].iloc[0] - b[m].iloc[0] for m in METRICS}, n=int(min(a.n.iloc[0], b.n.iloc[0])), errors=0))
+                rows.append(dict(setting='Δ (id - ood)', **dict(zip(rest, key)),
+                                 **{m: a[m].iloc[0] - b[m].iloc[0] for m in METRICS},
+                                 n=int(min(a.n.iloc[0], b.n.iloc[0])), errors=0))
         out = pd.DataFrame(rows)
     return out
 
@@ -246,15 +269,18 @@ def _labels(clusters, n: int, what: str) -> np.ndarray:
     if c.shape != (n,): raise CogenError(f"{what}: one cluster label per item; got {n} items and {c.size} labels")
     return c
 
-def metric_interval(values, clusters=None, alpha: float = 0.05, rng: np.random.Generator | int = 0, bounds: tuple | None = None) -> dict:
+def metric_interval(values, clusters=None, alpha: float = 0.05, rng: np.random.Generator | int = 0,
+                    bounds: tuple | None = None) -> dict:
     """`dict(value, n, clusters, ci_low, ci_high, interval)`: the mean of per-item `values` and its 95% interval,
     clustered (`metrics.clustered_mean`) when items share a cluster (a concept set), else a percentile bootstrap over
-    items (`metrics.bootstrap_ci`). One cluster gives no interval (NaN) and says so in `interval`. `bounds`: the range the
-    mean cannot leave (e.g. (0, 100) for a score), to which the interval is cut: with few clusters a t interval can leave it."""
+    items (`metrics.bootstrap_ci`). One cluster gives no interval (NaN) and says so in `interval`. `bounds`: the
+    range the mean cannot leave (e.g. (0, 100) for a score), to which the interval is cut: with few clusters a t
+    interval can leave it."""
     from cogen_lib.metrics import clustered_mean, bootstrap_ci
     a = np.asarray(values, dtype=float).ravel()
     if a.size == 0: raise CogenError("metric_interval: no values; score at least one item")
-    if not np.isfinite(a).all(): raise CogenError("metric_interval: values hold NaN or infinity; leave error rows (prediction None) out before scoring")
+    if not np.isfinite(a).all(): raise CogenError("metric_interval: values hold NaN or infinity; leave error rows "
+                                                  "(prediction None) out before scoring")
     c = _labels(clusters, a.size, 'metric_interval')
     C = len(np.unique(c))
     out = dict(value=float(a.mean()), n=int(a.size), clusters=int(C))
@@ -272,13 +298,15 @@ def bleu_cells(stats, clusters=None, base=None, *, rng: int, n_boot: int = 2000,
     the seed `rng` (required); with `base` (the same items' stats under another condition), BLEU(stats) - BLEU(base)."""
     from cogen_lib.metrics import corpus_bleu_interval
     S = np.asarray(stats, dtype=float)
-    if S.ndim != 2 or S.shape[1] != len(BLEU_STATS) or not len(S): raise CogenError(f"bleu_cells: stats must be rows of {len(BLEU_STATS)} BLEU statistics, got shape {S.shape}")
+    if S.ndim != 2 or S.shape[1] != len(BLEU_STATS) or not len(S):
+        raise CogenError(f"bleu_cells: stats must be rows of {len(BLEU_STATS)} BLEU statistics, got shape {S.shape}")
     out = {}
     for j, m in ((2, 'BLEU-3'), (3, 'BLEU-4')):
         r = corpus_bleu_interval(S, rng=make_rng(rng), clusters=clusters, base=base, n_boot=n_boot, alpha=alpha,
                                  score=lambda s, j=j: 100 * corpus_bleu(s)[:, j])
         kind = ('none: one concept set' if r['clusters'] < 2 else
-                'bootstrap over items' if clusters is None or r['clusters'] == len(S) else 'bootstrap over concept sets')
+                'bootstrap over items' if clusters is None or r['clusters'] == len(S)
+                else 'bootstrap over concept sets')
         out[m] = dict(r, interval=kind)
     return out
 
@@ -289,10 +317,12 @@ def paired_by_cluster(a, b, clusters=None, rng: np.random.Generator | int = 0, *
     correlated items (`items`). Without `clusters` every item is its own."""
     from cogen_lib.metrics import paired_permutation
     a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
-    if a.shape != b.shape: raise CogenError(f"paired_by_cluster: the same items under both conditions; got {a.size} and {b.size} scores (pair them by item id first)")
+    if a.shape != b.shape: raise CogenError(f"paired_by_cluster: the same items under both conditions; got {a.size} "
+                                            f"and {b.size} scores (pair them by item id first)")
     lab = _labels(clusters, a.size, 'paired_by_cluster')
     keys, inv = np.unique(lab, return_inverse=True)
-    if len(keys) < 2: raise CogenError(f"paired_by_cluster: the {a.size} items come from {len(keys)} concept set(s); a paired test needs at least 2")
+    if len(keys) < 2: raise CogenError(f"paired_by_cluster: the {a.size} items come from {len(keys)} concept set(s); a "
+                                       "paired test needs at least 2")
     cnt = np.bincount(inv)
     ma, mb = np.bincount(inv, weights=a) / cnt, np.bincount(inv, weights=b) / cnt
     return dict(paired_permutation(ma, mb, rng=rng, **kwargs), clusters=int(len(keys)), items=int(a.size))
@@ -312,7 +342,8 @@ def blind_concepts(concepts: list[str]) -> str:
 def blind_copy(demonstrations: list[dict]) -> str:
     "The input-blind output that copies the first demonstration's sentence (`target`) of a prompt."
     if not demonstrations or not isinstance(demonstrations[0].get('target'), str):
-        raise CogenError("blind_copy: the prompt's demonstrations carry no 'target' sentence; build prompts with `cggc.prompts.make_prompts`")
+        raise CogenError("blind_copy: the prompt's demonstrations carry no 'target' sentence; build prompts with "
+                         "`cggc.prompts.make_prompts`")
     return demonstrations[0]['target']
 
 # %% ../../nbs/cggc/04_evaluate.ipynb #d298ebc6
@@ -356,6 +387,7 @@ easy-to-hard 7.11 27.77 12.00 7.10 16.76 7.65 27.20 79.98
 hard-to-easy 7.04 26.60 11.50 6.80 15.61 7.25 24.40 73.06""", ['order'])
 "Paper Table 7: Llama2's ood scores with demonstrations of one structure type or ordered by difficulty."
 
-PAPER_TABLE8 = pd.DataFrame({'setting': ['id', 'ood', 'Δ'], 'RBO ROUGE-2': [0.5445, 0.4927, 0.4603], 'RBO CIDEr': [0.5736, 0.5473, 0.3997],
-                             'RBO Coverage': [0.5141, 0.5119, 0.4997], 'Avg': [0.5441, 0.5173, 0.4532]})
+PAPER_TABLE8 = pd.DataFrame({'setting': ['id', 'ood', 'Δ'], 'RBO ROUGE-2': [0.5445, 0.4927, 0.4603],
+                             'RBO CIDEr': [0.5736, 0.5473, 0.3997], 'RBO Coverage': [0.5141, 0.5119, 0.4997],
+                             'Avg': [0.5441, 0.5173, 0.4532]})
 "Paper Table 8: RBO between the relation-frequency rank and the per-relation performance rank."

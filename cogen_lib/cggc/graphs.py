@@ -44,12 +44,14 @@ class KGIndex:
     def n_triples(self): return len(self.head)
     def texts(self) -> list[str]:
         "Verbalised triples, in index order."
-        return [verbalise(self.names[h], RELATIONS[r], self.names[t]) for h, r, t in zip(self.head, self.rel, self.tail)]
+        return [verbalise(self.names[h], RELATIONS[r], self.names[t])
+                for h, r, t in zip(self.head, self.rel, self.tail)]
 
 # %% ../../nbs/cggc/01_graphs.ipynb #2f295368
 def build_index(triples: pd.DataFrame) -> KGIndex:
     "A `KGIndex` of a (head, relation, tail) table over the 13 relations (embeddings attached later)."
-    if bad := sorted(set(triples['relation']) - set(RELATIONS)): raise CogenError(f"unknown relation(s) {bad}; map the table with cggc.kg.normalize_triples first")
+    if bad := sorted(set(triples['relation']) - set(RELATIONS)):
+        raise CogenError(f"unknown relation(s) {bad}; map the table with cggc.kg.normalize_triples first")
     names = np.array(sorted(set(triples['head']) | set(triples['tail'])), dtype=object)
     node = {n: i for i, n in enumerate(names)}
     h = triples['head'].map(node).to_numpy(np.int64); t = triples['tail'].map(node).to_numpy(np.int64)
@@ -95,7 +97,9 @@ def _triple_weights(E, S):
 def triple_weights(E: np.ndarray, S: np.ndarray) -> np.ndarray:
     "(B, T) float64 weights (1 - cos)/2 of every triple (rows of E) for every sentence (rows of S); unit vectors."
     E, S = np.asarray(E), np.atleast_2d(np.asarray(S, np.float64))
-    if E.shape[1:] != S.shape[1:]: raise CogenError(f"triple_weights: triple embeddings are {E.shape[1:]}-dimensional, sentence embeddings {S.shape[1:]}; embed both with the same model")
+    if E.shape[1:] != S.shape[1:]:
+        raise CogenError(f"triple_weights: triple embeddings are {E.shape[1:]}-dimensional, sentence embeddings "
+                         f"{S.shape[1:]}; embed both with the same model")
     return _triple_weights(E, S)
 
 # %% ../../nbs/cggc/01_graphs.ipynb #40880fa4
@@ -254,7 +258,8 @@ def _workspace(ix: KGIndex, n: int) -> dict:
                    np.r_[ix.starts, ix.n_triples].astype(np.int64)),
             pw=np.zeros(P), parg=np.zeros(P, np.int64), stamp=np.zeros(P, np.int64), tick=0,
             dist=np.full((K, N), np.inf), predn=np.zeros((K, N), np.int64), preds=np.zeros((K, N), np.int64),
-            settled=np.zeros((K, N), np.bool_), hd=np.zeros((K, len(ix.indices) + 1)), hv=np.zeros((K, len(ix.indices) + 1), np.int64),
+            settled=np.zeros((K, N), np.bool_), hd=np.zeros((K, len(ix.indices) + 1)),
+            hv=np.zeros((K, len(ix.indices) + 1), np.int64),
             hn=np.zeros(K, np.int64), touched=np.zeros((K, N), np.int64), nt=np.zeros(K, np.int64))
     return ws
 
@@ -311,7 +316,8 @@ def _search(indptr, indices, slot_pair, bounds, E, s, ids, comp, pw, parg, stamp
 # %% ../../nbs/cggc/01_graphs.ipynb #0bec8b2e
 def sentence_graph(ix: KGIndex, s: np.ndarray, concepts: list[str]) -> dict:
     "Reasoning graph of one sentence embedding `s` (d,) over `concepts`: the fast bidirectional search."
-    if ix.E is None: raise CogenError("sentence_graph: the index has no triple embeddings; set ix.E (cggc.graphs.prepare does)")
+    if ix.E is None:
+        raise CogenError("sentence_graph: the index has no triple embeddings; set ix.E (cggc.graphs.prepare does)")
     ids = np.array([ix.node.get(c, -1) for c in concepts], np.int64)
     ws = _workspace(ix, len(ids)); ws['tick'] += 1
     trip, reached = _search(*ws['graph'], ix.E, np.asarray(s, np.float64), ids, _components(ix), ws['pw'], ws['parg'],
@@ -327,7 +333,8 @@ def fast_graphs(ix: KGIndex, S: np.ndarray, concept_lists: list[list[str]]) -> l
 # %% ../../nbs/cggc/01_graphs.ipynb #6650a7cb
 def commongen_sentences(limit: int | None = None) -> pd.DataFrame:
     "CommonGen train + dev, one row per reference: set_id, ref, concepts, target (first `limit` concept sets)."
-    if limit is not None and limit < 1: raise CogenError(f"--limit must be a positive number of concept sets, got {limit}")
+    if limit is not None and limit < 1:
+        raise CogenError(f"--limit must be a positive number of concept sets, got {limit}")
     rows, n = [], 0
     for split in ('train', 'dev'):
         for s in load_commongen(split).itertuples():
@@ -348,7 +355,8 @@ def _work(args):
     return fast_graphs(_IX, S, cls)
 
 # %% ../../nbs/cggc/01_graphs.ipynb #7579152a
-def run_graphs(ix: KGIndex, S: np.ndarray, concept_lists: list, workers: int = 2, batch: int = 64, progress: bool = True) -> list[dict]:
+def run_graphs(ix: KGIndex, S: np.ndarray, concept_lists: list, workers: int = 2, batch: int = 64,
+               progress: bool = True) -> list[dict]:
     "Graphs for all sentences (embeddings S), in order, over `workers` processes (1 = in this process)."
     from tqdm.auto import tqdm
     jobs = [(S[i:i + batch], concept_lists[i:i + batch]) for i in range(0, len(S), batch)]
@@ -366,8 +374,8 @@ def run_graphs(ix: KGIndex, S: np.ndarray, concept_lists: list, workers: int = 2
     return out
 
 # %% ../../nbs/cggc/01_graphs.ipynb #56ed8717
-def prepare(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hops: int = 0, store=None, progress: bool = True,
-            workers: int = 2):
+def prepare(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hops: int = 0, store=None,
+            progress: bool = True, workers: int = 2):
     "(sentences, index with embeddings, sentence embeddings, info) for a build; embeds what the store lacks."
     from cogen_lib.cggc.kg import load_kg, prune_triples, EmbeddingStore
     t0 = time.perf_counter()
@@ -387,7 +395,8 @@ def prepare(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hop
     S = np.ascontiguousarray(M[srows])
     nodes = set(triples['head']) | set(triples['tail'])
     info = dict(kg=kg, kg_path=str(kg_path) if kg_path else None, hops=hops,
-                method='paper (whole graph, exact leaf pruning)' if hops == 0 else f'restricted to {hops}-hop neighbourhoods of the concepts (not the paper method)',
+                method='paper (whole graph, exact leaf pruning)' if hops == 0
+                       else f'restricted to {hops}-hop neighbourhoods of the concepts (not the paper method)',
                 kg_triples=len(triples), triples_used=ix.n_triples, nodes_used=ix.n_nodes, pairs_used=len(ix.starts),
                 concepts=len(concepts), concepts_in_kg=sum(c in nodes for c in concepts), embedder=store.model,
                 embed_triples_seconds=round(t2 - t1, 1), embed_sentences_seconds=round(t3 - t2, 1),
@@ -406,7 +415,8 @@ def build_graphs(out: Path | str, kg: str = 'conceptnet4', kg_path=None, limit: 
     gs = run_graphs(ix, S, sents.concepts.tolist(), workers=workers, progress=progress)
     t2 = time.perf_counter()
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
-    recs = [dict(set_id=r.set_id, ref=int(r.ref), concepts=r.concepts, target=r.target, **g) for r, g in zip(sents.itertuples(), gs)]
+    recs = [dict(set_id=r.set_id, ref=int(r.ref), concepts=r.concepts, target=r.target, **g)
+            for r, g in zip(sents.itertuples(), gs)]
     tmp = out/'graphs.jsonl.tmp'
     with open(tmp, 'w', encoding='utf-8') as f:
         for r in recs: f.write(json.dumps(r, ensure_ascii=False) + '\n')
@@ -429,7 +439,8 @@ def read_graphs(path: Path | str) -> list[dict]:
         for i, line in enumerate(f, 1):
             try: r = json.loads(line)
             except ValueError as e: raise CogenError(f"{p} line {i}: not JSON ({e})") from None
-            if miss := [k for k in need if k not in r]: raise CogenError(f"{p} line {i}: missing field(s) {miss}; was it written by `cogen cggc build`?")
+            if miss := [k for k in need if k not in r]:
+                raise CogenError(f"{p} line {i}: missing field(s) {miss}; was it written by `cogen cggc build`?")
             recs.append(r)
     return recs
 
@@ -440,10 +451,12 @@ def build_path(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, 
     same ConceptNet through another folder and must find the hours of this build, not redo them."""
     from cogen_lib.core import cache_dir, stable_hash, sha256_file
     from cogen_lib.cggc.kg import _kg_source
-    key = stable_hash([kg, sha256_file(_kg_source(kg, kg_path)), limit, hops, 3])   # 3: keyed by content (2: the bidirectional search)
+    # 3: keyed by content (2: the bidirectional search)
+    key = stable_hash([kg, sha256_file(_kg_source(kg, kg_path)), limit, hops, 3])
     return cache_dir('cggc', 'builds')/f'{kg}-{limit or "all"}-h{hops}-{key}'
 
-def cached_build(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hops: int = 0, workers: int = 2, progress: bool = True) -> Path:
+def cached_build(kg: str = 'conceptnet4', kg_path=None, limit: int | None = None, hops: int = 0, workers: int = 2,
+                 progress: bool = True) -> Path:
     "The folder of a build with these parameters (`build_path`), built on first use."
     out = build_path(kg, kg_path, limit, hops)
     if not (out/'stats.json').exists(): build_graphs(out, kg, kg_path, limit, workers, hops, progress=progress)

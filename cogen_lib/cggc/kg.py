@@ -32,15 +32,17 @@ def map_relation(name: str) -> tuple[str, bool] | None:
 
 # %% ../../nbs/cggc/00_kg.ipynb #73247f50
 TEMPLATES = {'IsA': '{h} is a {t}', 'UsedFor': '{h} is used for {t}', 'AtLocation': '{h} is located at {t}',
-             'HasSubevent': '{h} has subevent {t}', 'HasPrerequisite': '{h} requires {t}', 'CapableOf': '{h} is capable of {t}',
-             'CausesDesire': '{h} makes you want {t}', 'Causes': '{h} causes {t}', 'MotivatedByGoal': '{h} is motivated by {t}',
-             'HasProperty': '{h} is {t}', 'ReceivesAction': '{h} can be {t}', 'HasA': '{h} has {t}', 'Desires': '{h} desires {t}'}
+             'HasSubevent': '{h} has subevent {t}', 'HasPrerequisite': '{h} requires {t}',
+             'CapableOf': '{h} is capable of {t}', 'CausesDesire': '{h} makes you want {t}', 'Causes': '{h} causes {t}',
+             'MotivatedByGoal': '{h} is motivated by {t}', 'HasProperty': '{h} is {t}',
+             'ReceivesAction': '{h} can be {t}', 'HasA': '{h} has {t}', 'Desires': '{h} desires {t}'}
 "Verbalisation template of each CGGC relation."
 
 def verbalise(head: str, relation: str, tail: str) -> str:
     "The sentence a triple is embedded as."
     try: return TEMPLATES[relation].format(h=head, t=tail)
-    except KeyError: raise CogenError(f"unknown relation {relation!r}; CGGC relations are {', '.join(RELATIONS)}") from None
+    except KeyError:
+        raise CogenError(f"unknown relation {relation!r}; CGGC relations are {', '.join(RELATIONS)}") from None
 
 # %% ../../nbs/cggc/00_kg.ipynb #e6613337
 KGS = ('conceptnet4', 'conceptnet5')
@@ -62,19 +64,24 @@ def normalize_triples(df: pd.DataFrame) -> pd.DataFrame:
 def _kg_source(kg: str, path) -> Path:
     if kg not in KGS: raise CogenError(f"unknown knowledge graph {kg!r}; choose one of {', '.join(KGS)}")
     if kg == 'conceptnet4':
-        if path is not None: raise CogenError("--kg-path is for a ConceptNet 5 assertions file; ConceptNet 4 comes from the data cache (cogen data fetch conceptnet4)")
+        if path is not None: raise CogenError("--kg-path is for a ConceptNet 5 assertions file; ConceptNet 4 comes "
+                                              "from the data cache (cogen data fetch conceptnet4)")
         from cogen_lib.data import fetch
         return fetch('conceptnet4/conceptnet_en.graph.gz')
-    if path is None: raise CogenError("ConceptNet 5 is not in the mirror: pass --kg-path to a conceptnet-assertions-5.x.csv(.gz) file")
-    if not Path(path).is_file(): raise CogenError(f"ConceptNet 5 assertions file {path} does not exist: pass --kg-path to a conceptnet-assertions-5.x.csv(.gz) "
-                                             "file (the sample the tests and the smoke profile use is made by `make`, or `python tests/fixtures/cggc/make_sample.py`)")
+    if path is None: raise CogenError("ConceptNet 5 is not in the mirror: pass --kg-path to a "
+                                      "conceptnet-assertions-5.x.csv(.gz) file")
+    if not Path(path).is_file(): raise CogenError(f"ConceptNet 5 assertions file {path} does not exist: pass --kg-path "
+                                                  "to a conceptnet-assertions-5.x.csv(.gz) file (the sample the tests "
+                                                  "and the smoke profile use is made by `make`, or `python "
+                                                  "tests/fixtures/cggc/make_sample.py`)")
     return Path(path).resolve()
 
 # %% ../../nbs/cggc/00_kg.ipynb #21d29cc4
 def load_kg(kg: str = 'conceptnet4', path: Path | str | None = None, cache: bool = True) -> pd.DataFrame:
     """The CGGC triple table (head, relation, tail) of ConceptNet 4 (the mirror) or of a ConceptNet 5 assertions file,
-    cached in the cogen cache under a key of the source file's content (sha256, not its path: the same file reached through
-    another cache folder, as `cogen verify` does, or copied elsewhere, finds the same table) and the relation mapping."""
+    cached in the cogen cache under a key of the source file's content (sha256, not its path: the same file reached
+    through another cache folder, as `cogen verify` does, or copied elsewhere, finds the same table) and the relation
+    mapping."""
     src = _kg_source(kg, path)
     key = stable_hash([kg, sha256_file(src), RELATIONS, MERGE, 2])
     cp = cache_dir('cggc', 'kg')/f'{kg}-{key}.tsv'
@@ -94,7 +101,8 @@ def _undirected_pairs(triples: pd.DataFrame, nodes: dict) -> np.ndarray:
 
 # %% ../../nbs/cggc/00_kg.ipynb #56b75e95
 def prune_triples(triples: pd.DataFrame, concepts, hops: int = 0) -> pd.DataFrame:
-    "The triples that can lie on a path between two of `concepts` (exact leaf pruning; `hops>0` also restricts to the concepts' neighbourhood)."
+    """The triples that can lie on a path between two of `concepts` (exact leaf pruning; `hops>0` also restricts to
+    the concepts' neighbourhood)."""
     import scipy.sparse as sp
     from scipy.sparse.csgraph import connected_components
     names = np.array(sorted(set(triples['head']) | set(triples['tail'])), dtype=object)
@@ -102,7 +110,8 @@ def prune_triples(triples: pd.DataFrame, concepts, hops: int = 0) -> pd.DataFram
     pairs = np.unique(_undirected_pairs(triples, nodes), axis=0)
     n = len(names)
     term = np.zeros(n, bool); term[[nodes[c] for c in set(concepts) if c in nodes]] = True
-    A = sp.coo_matrix((np.ones(len(pairs) * 2), (np.r_[pairs[:, 0], pairs[:, 1]], np.r_[pairs[:, 1], pairs[:, 0]])), shape=(n, n)).tocsr()
+    A = sp.coo_matrix((np.ones(len(pairs) * 2), (np.r_[pairs[:, 0], pairs[:, 1]], np.r_[pairs[:, 1], pairs[:, 0]])),
+                      shape=(n, n)).tocsr()
     alive = np.ones(n, bool)
     if hops > 0:
         reach = term.copy()
@@ -145,7 +154,8 @@ def _embed_init(model: str, threads: int | None = 1, embedder=None) -> None:
 def _embed_chunk(job):
     "(rows, float32 embeddings, model revision) of one chunk (rows, texts, batch size)."
     rows, texts, bs = job
-    return rows, np.asarray(_EMBEDDER.embed(texts, batch_size=bs), dtype=np.float32), getattr(_EMBEDDER, 'revision', None)
+    return (rows, np.asarray(_EMBEDDER.embed(texts, batch_size=bs), dtype=np.float32),
+            getattr(_EMBEDDER, 'revision', None))
 
 # %% ../../nbs/cggc/00_kg.ipynb #7179bd7f
 class EmbeddingStore:
@@ -153,18 +163,21 @@ class EmbeddingStore:
     def __init__(self, root: Path | str | None = None, model: str = 'minilm-l6'):
         self.model = model
         env = os.environ.get('COGEN_CGGC_STORE')
-        self.root = Path(root) if root is not None else Path(env)/model if env else cache_dir('cggc', 'embeddings', model)
+        self.root = (Path(root) if root is not None else Path(env)/model if env
+                     else cache_dir('cggc', 'embeddings', model))
         self.root.mkdir(parents=True, exist_ok=True)
         self._index, self._size = None, -1
 
-    def __repr__(self): return f"EmbeddingStore({str(self.root)!r}, texts={len(self.index())}, embedded={self.n_done()})"
+    def __repr__(self): return (f"EmbeddingStore({str(self.root)!r}, texts={len(self.index())}, "
+                                f"embedded={self.n_done()})")
 
     def _p(self, name): return self.root/name
 
     def meta(self) -> dict:
         try: return json.loads(self._p('meta.json').read_text())
         except FileNotFoundError: return dict(dim=0, model=self.model)
-        except ValueError as e: raise CogenError(f"{self._p('meta.json')} is corrupt ({e}); delete the folder {self.root} to rebuild the embeddings")
+        except ValueError as e: raise CogenError(f"{self._p('meta.json')} is corrupt ({e}); delete the folder "
+                                                 f"{self.root} to rebuild the embeddings")
 
     def texts(self) -> list[str]:
         p = self._p('texts.txt')
@@ -174,7 +187,8 @@ class EmbeddingStore:
     def index(self) -> dict[str, int]:
         "text -> row."
         p = self._p('texts.txt'); n = p.stat().st_size if p.exists() else 0
-        if self._index is None or n != self._size: self._index, self._size = {t: i for i, t in enumerate(self.texts())}, n
+        if self._index is None or n != self._size:
+            self._index, self._size = {t: i for i, t in enumerate(self.texts())}, n
         return self._index
 
     def done(self) -> np.ndarray:
@@ -204,14 +218,18 @@ class EmbeddingStore:
         "Row of each text (all must be embedded already)."
         ix = self.index()
         try: r = np.fromiter((ix[_clean_text(t)] for t in texts), dtype=np.int64, count=len(texts))
-        except KeyError as e: raise CogenError(f"text {e.args[0]!r} is not in the embedding store {self.root}; call ensure() first") from None
-        if len(r) and not self.done()[r].all(): raise CogenError(f"the embedding store {self.root} lacks some of these rows; run ensure() to finish it")
+        except KeyError as e:
+            raise CogenError(
+                f"text {e.args[0]!r} is not in the embedding store {self.root}; call ensure() first") from None
+        if len(r) and not self.done()[r].all():
+            raise CogenError(f"the embedding store {self.root} lacks some of these rows; run ensure() to finish it")
         return r
 
     def _write(self, rows: np.ndarray, e: np.ndarray, revision) -> None:
         "Write embedded rows, then mark them done (both flushed to disk once), under the lock."
         dim = e.shape[1]
-        if not self.meta().get('dim'): atomic_write_text(self._p('meta.json'), json.dumps(dict(dim=dim, model=self.model, revision=revision)))
+        if not self.meta().get('dim'):
+            atomic_write_text(self._p('meta.json'), json.dumps(dict(dim=dim, model=self.model, revision=revision)))
         with open(self._p('emb.f32'), 'ab'): pass
         with open(self._p('emb.f32'), 'r+b') as f:
             for i, v in zip(rows.tolist(), e): f.seek(i * dim * 4); f.write(v.tobytes())
@@ -232,23 +250,28 @@ class EmbeddingStore:
             ix = self.index()
             new = list(dict.fromkeys(t for t in texts if t not in ix))
             if new:
-                with open(self._p('texts.txt'), 'a', encoding='utf-8') as f: f.write(''.join(t + '\n' for t in new)); f.flush(); os.fsync(f.fileno())
+                with open(self._p('texts.txt'), 'a', encoding='utf-8') as f:
+                    f.write(''.join(t + '\n' for t in new)); f.flush(); os.fsync(f.fileno())
             ix = self.index()
         want = np.unique(np.fromiter((ix[t] for t in texts), dtype=np.int64, count=len(texts)))
         todo = want[~self.done()[want]]
         if len(todo):
             all_texts = self.texts()
-            todo = todo[np.argsort([len(all_texts[i]) for i in todo], kind='stable')]   # similar lengths share a padded batch
+            # similar lengths share a padded batch
+            todo = todo[np.argsort([len(all_texts[i]) for i in todo], kind='stable')]
             chunks = [todo[k:k + chunk] for k in range(0, len(todo), chunk)]
-            bar = tqdm(total=len(want), initial=len(want) - len(todo), desc=f'embedding ({self.model})', unit='text', disable=not progress, mininterval=5)
-            if embedder is not None or workers <= 1 or len(chunks) < 2:     # a pool's start (a model per process) pays off on many chunks only
+            bar = tqdm(total=len(want), initial=len(want) - len(todo), desc=f'embedding ({self.model})', unit='text',
+                       disable=not progress, mininterval=5)
+            if embedder is not None or workers <= 1 or len(chunks) < 2:
+                # a pool's start (a model per process) pays off on many chunks only
                 _embed_init(self.model, None, embedder)
                 results = (_embed_chunk((rows, [all_texts[i] for i in rows], batch_size)) for rows in chunks)
                 pool = None
             else:
                 import multiprocessing as mp
                 pool = mp.get_context('spawn').Pool(workers, initializer=_embed_init, initargs=(self.model, threads))
-                results = pool.imap_unordered(_embed_chunk, [(rows, [all_texts[i] for i in rows], batch_size) for rows in chunks])
+                results = pool.imap_unordered(_embed_chunk,
+                                              [(rows, [all_texts[i] for i in rows], batch_size) for rows in chunks])
             try:
                 for rows, e, revision in results:
                     with self._lock():

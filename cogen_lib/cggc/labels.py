@@ -37,7 +37,8 @@ def label_stats(recs: list[dict], min_relations: int = 2, min_samples: int = 5) 
     keep = kept_labels(recs, min_relations, min_samples)
     kept = [r for r in recs if r['label'] in keep]
     return dict(labels=len({r['label'] for r in recs}), labels_kept=len(keep), sentences_kept=len(kept),
-                sets_kept=len({r['set_id'] for r in kept}), with_missing_pairs=sum(bool(r['missing_pairs']) for r in recs),
+                sets_kept=len({r['set_id'] for r in kept}),
+                with_missing_pairs=sum(bool(r['missing_pairs']) for r in recs),
                 empty_graphs=sum(not r['edges'] for r in recs), min_relations=min_relations, min_samples=min_samples)
 
 # %% ../../nbs/cggc/02_labels.ipynb #250d03ca
@@ -72,13 +73,15 @@ def graph_row(r: dict) -> dict:
     given_g = given | graph_words | {lemma(w) for w in graph_words}
     nw_wog = [w for w in content if w not in given and lemma(w) not in given]
     nw_wg = [w for w in nw_wog if w not in given_g and lemma(w) not in given_g]
-    return dict(set_id=r['set_id'], size=len(r['concepts']), len_s=len(toks), nodes=len(r['nodes']), edges=len(r['edges']),
+    return dict(set_id=r['set_id'], size=len(r['concepts']), len_s=len(toks),
+                nodes=len(r['nodes']), edges=len(r['edges']),
                 rel=len(relations_of(r['label'])), nw_wg=len(nw_wg), nw_wog=len(nw_wog), structure=r.get('structure'))
 
 # %% ../../nbs/cggc/02_labels.ipynb #2c11275c
 def _table(df: pd.DataFrame, by: str | None, name: str) -> pd.DataFrame:
-    agg = lambda d: pd.Series({'#set': d.set_id.nunique(), '#sent': len(d), '#len_s': d.len_s.mean(), '#nodes': d.nodes.mean(),
-                                '#edges': d.edges.mean(), '#rel': d.rel.mean(), '#nw_wg': d.nw_wg.mean(), '#nw_wog': d.nw_wog.mean()})
+    agg = lambda d: pd.Series({'#set': d.set_id.nunique(), '#sent': len(d), '#len_s': d.len_s.mean(),
+                               '#nodes': d.nodes.mean(), '#edges': d.edges.mean(), '#rel': d.rel.mean(),
+                               '#nw_wg': d.nw_wg.mean(), '#nw_wog': d.nw_wog.mean()})
     rows = {'all': agg(df)} if by is None or by == 'size' else {}
     if by is not None:
         for k, d in df.groupby(by, sort=True): rows[f'{name}={k}' if by == 'size' else f'Type {k}'] = agg(d)
@@ -102,12 +105,14 @@ def table10(recs: list[dict]) -> pd.DataFrame:
 # %% ../../nbs/cggc/02_labels.ipynb #32976a8a
 def primitive_counts(recs: list[dict]) -> pd.Series:
     "Fig. 5: samples per primitive relation (a sample counts once for each relation in its label)."
-    return pd.Series(Counter(x for r in recs for x in relations_of(r['label']))).sort_values(ascending=False, kind='stable')
+    return pd.Series(Counter(x for r in recs for x in relations_of(r['label']))).sort_values(ascending=False,
+                                                                                             kind='stable')
 
 # %% ../../nbs/cggc/02_labels.ipynb #d5b270b6
 def label_counts(recs: list[dict], top: int = 40) -> pd.Series:
     "Fig. 6: samples of the `top` most frequent labels."
-    return pd.Series(Counter(r['label'] for r in recs)).sort_index().sort_values(ascending=False, kind='stable').head(top)
+    return pd.Series(Counter(r['label'] for r in recs)).sort_index().sort_values(ascending=False,
+                                                                                 kind='stable').head(top)
 
 # %% ../../nbs/cggc/02_labels.ipynb #af7f37fd
 SPLIT_FRACTIONS = dict(verification_train=6375 / 26819, verification_val=1125 / 26819, composition_train=11591 / 26819)

@@ -37,7 +37,8 @@ SETTINGS = ('id', 'ood')
 ORDERS = ('random', 'A', 'B', 'C', 'easy-to-hard', 'hard-to-easy')
 PACKAGINGS = (None, '1&3', '2&2')
 
-def check_prompt(test: dict, demos: list[dict], setting: str, order: str = 'random', packaging: str | None = None, shots: int = 4) -> list[str]:
+def check_prompt(test: dict, demos: list[dict], setting: str, order: str = 'random', packaging: str | None = None,
+                 shots: int = 4) -> list[str]:
     "Every violated constraint (empty when the prompt is valid); records need set_id, concepts, label, structure."
     bad = []
     R = set(relations_of(test['label']))
@@ -49,11 +50,14 @@ def check_prompt(test: dict, demos: list[dict], setting: str, order: str = 'rand
         if any(d['label'] != test['label'] for d in demos): bad.append('id: a demonstration has another label')
     elif setting == 'ood':
         if any(d['label'] == test['label'] for d in demos): bad.append("ood: a demonstration has the test's label")
-        if any(R <= set(relations_of(d['label'])) for d in demos): bad.append("ood: a demonstration holds the test's whole combination")
-        if not R <= set().union(*[set(relations_of(d['label'])) for d in demos]): bad.append('ood: the demonstrations miss a primitive of the test label')
+        if any(R <= set(relations_of(d['label'])) for d in demos):
+            bad.append("ood: a demonstration holds the test's whole combination")
+        if not R <= set().union(*[set(relations_of(d['label'])) for d in demos]):
+            bad.append('ood: the demonstrations miss a primitive of the test label')
     else: bad.append(f'unknown setting {setting!r}')
     types = [d.get('structure') for d in demos]
-    if order in ('A', 'B', 'C') and any(t != order for t in types): bad.append(f'order {order}: a demonstration of another structure type')
+    if order in ('A', 'B', 'C') and any(t != order for t in types):
+        bad.append(f'order {order}: a demonstration of another structure type')
     if order in ('easy-to-hard', 'hard-to-easy'):
         if None in types: bad.append(f'order {order}: a demonstration without a structure type')
         else:
@@ -64,7 +68,8 @@ def check_prompt(test: dict, demos: list[dict], setting: str, order: str = 'rand
         parts = {frozenset(set(relations_of(d['label'])) & R) for d in demos}
         sizes = sorted(len(p) for p in parts)
         want = [1, 3] if packaging == '1&3' else [2, 2]
-        if len(R) != 4 or sizes != want or frozenset().union(*parts) != frozenset(R): bad.append(f'packaging {packaging}: demonstration shares {sorted(map(sorted, parts))} of {sorted(R)}')
+        if len(R) != 4 or sizes != want or frozenset().union(*parts) != frozenset(R):
+            bad.append(f'packaging {packaging}: demonstration shares {sorted(map(sorted, parts))} of {sorted(R)}')
     return bad
 
 # %% ../../nbs/cggc/03_prompts.ipynb #f4d5219e
@@ -85,12 +90,14 @@ class DemoPool:
     def choose(self, test: dict, setting: str, rng: np.random.Generator, shots: int = 4, order: str = 'random',
                packaging: str | None = None) -> list[dict] | str:
         "`shots` demonstrations for `test` (a list), or the reason none could be drawn (a str)."
-        if setting not in SETTINGS: raise CogenError(f"unknown setting {setting!r}; choose one of {', '.join(SETTINGS)}")
+        if setting not in SETTINGS:
+            raise CogenError(f"unknown setting {setting!r}; choose one of {', '.join(SETTINGS)}")
         if order not in ORDERS: raise CogenError(f"unknown order {order!r}; choose one of {', '.join(ORDERS)}")
         if packaging not in PACKAGINGS: raise CogenError(f"unknown packaging {packaging!r}; choose 1&3 or 2&2")
         tkey, R = concept_key(test['concepts']), set(relations_of(test['label']))
         if setting == 'id':
-            if order != 'random' or packaging: raise CogenError("orders and packagings are ood experiments; use --setting ood")
+            if order != 'random' or packaging:
+                raise CogenError("orders and packagings are ood experiments; use --setting ood")
             groups: dict = {}       # the label's samples by concept set: several reference sentences share one set
             for i in self.by_label.get(test['label'], []):
                 if self._ok(i, test, tkey): groups.setdefault(concept_key(self.recs[i]['concepts']), []).append(i)
@@ -99,16 +106,19 @@ class DemoPool:
             pick = rng.choice(len(keys), shots, replace=False)   # distinct sets, then one of each set's sentences
             return [self.recs[groups[keys[j]][rng.integers(len(groups[keys[j]]))]] for j in pick]
         cand = sorted({i for x in R for i in self.by_rel.get(x, [])})
-        cand = [i for i in cand if self.recs[i]['label'] != test['label'] and not R <= set(relations_of(self.recs[i]['label'])) and self._ok(i, test, tkey)]
+        cand = [i for i in cand if self.recs[i]['label'] != test['label']
+                and not R <= set(relations_of(self.recs[i]['label'])) and self._ok(i, test, tkey)]
         if order in ('A', 'B', 'C'): cand = [i for i in cand if self.recs[i].get('structure') == order]
-        if order in ('easy-to-hard', 'hard-to-easy'): cand = [i for i in cand if self.recs[i].get('structure') in TYPE_RANK]
+        if order in ('easy-to-hard', 'hard-to-easy'):
+            cand = [i for i in cand if self.recs[i].get('structure') in TYPE_RANK]
         parts = None
         if packaging:
             if len(R) != 4: return f'packaging {packaging}: test label has {len(R)} relations, not 4'
             rs = sorted(R)
             splits = ([({a}, R - {a}) for a in rs] if packaging == '1&3' else
                       [(set(p), R - set(p)) for p in itertools.combinations(rs, 2) if rs[0] in p])
-            splits = [s for s in splits if all(any(set(relations_of(self.recs[i]['label'])) & R == p for i in cand) for p in s)]
+            splits = [s for s in splits if all(any(set(relations_of(self.recs[i]['label'])) & R == p for i in cand)
+                                               for p in s)]
             if not splits: return f'packaging {packaging}: no partition whose parts both occur'
             parts = [frozenset(p) for p in splits[rng.integers(len(splits))]]
             cand = [i for i in cand if frozenset(set(relations_of(self.recs[i]['label'])) & R) in parts]
@@ -124,16 +134,20 @@ class DemoPool:
 
     def _draw(self, cand, R, shots, rng, parts=None):
         cand = list(cand)
-        if len({concept_key(self.recs[i]['concepts']) for i in cand}) < shots: return f'ood: {len(cand)} candidates for {shots} shots'
+        if len({concept_key(self.recs[i]['concepts']) for i in cand}) < shots:
+            return f'ood: {len(cand)} candidates for {shots} shots'
         chosen, keys, covered = [], set(), set()
         need = [frozenset([x]) for x in sorted(R)] if parts is None else parts
         order = [cand[j] for j in rng.permutation(len(cand))]
         for goal in need:                                    # cover each relation (or each part) first
-            if (goal <= covered) if parts is None else any(frozenset(set(relations_of(self.recs[i]['label'])) & R) == goal for i in chosen): continue
+            if (goal <= covered) if parts is None else any(
+                frozenset(set(relations_of(self.recs[i]['label'])) & R) == goal for i in chosen): continue
             hit = next((i for i in order if i not in chosen and concept_key(self.recs[i]['concepts']) not in keys and
-                        ((goal <= set(relations_of(self.recs[i]['label']))) if parts is None else frozenset(set(relations_of(self.recs[i]['label'])) & R) == goal)), None)
+                        ((goal <= set(relations_of(self.recs[i]['label']))) if parts is None
+                         else frozenset(set(relations_of(self.recs[i]['label'])) & R) == goal)), None)
             if hit is None: return f'ood: no demonstration covers {sorted(goal)}'
-            chosen.append(hit); keys.add(concept_key(self.recs[hit]['concepts'])); covered |= set(relations_of(self.recs[hit]['label']))
+            chosen.append(hit); keys.add(concept_key(self.recs[hit]['concepts']))
+            covered |= set(relations_of(self.recs[hit]['label']))
         if len(chosen) > shots: return f'ood: covering needs {len(chosen)} demonstrations, more than {shots}'
         for i in order:
             if len(chosen) == shots: break
@@ -148,7 +162,8 @@ def item_id(r: dict) -> str:
     return f"{r['set_id']}/{r.get('ref', 0)}"
 
 # %% ../../nbs/cggc/03_prompts.ipynb #e0f6535e
-def _slim(r): return dict(set_id=r['set_id'], ref=r.get('ref', 0), concepts=r['concepts'], label=r['label'], structure=r.get('structure'))
+def _slim(r): return dict(set_id=r['set_id'], ref=r.get('ref', 0), concepts=r['concepts'], label=r['label'],
+                          structure=r.get('structure'))
 
 # %% ../../nbs/cggc/03_prompts.ipynb #f97a3d13
 def build_prompts(tests: list[dict], pool: DemoPool, setting: str, order: str = 'random', packaging: str | None = None,
@@ -163,9 +178,10 @@ def build_prompts(tests: list[dict], pool: DemoPool, setting: str, order: str = 
         if isinstance(demos, str): skipped[demos] = skipped.get(demos, 0) + 1; continue
         if bad := check_prompt(t, demos, setting, order, packaging, shots):
             raise AssertionError(f"prompt for {item_id(t)} violates: {bad}")
-        out.append(dict(item=item_id(t), **_slim(t), setting=setting, order=order, packaging=packaging, shots=shots, seed=seed,
-                        reference=t['target'], references=(references or {}).get(t['set_id'], [t['target']]),
-                        demonstrations=[dict(_slim(d), target=d['target']) for d in demos], prompt=build_prompt(t, demos)))
+        out.append(dict(item=item_id(t), **_slim(t), setting=setting, order=order, packaging=packaging, shots=shots,
+                        seed=seed, reference=t['target'], references=(references or {}).get(t['set_id'], [t['target']]),
+                        demonstrations=[dict(_slim(d), target=d['target']) for d in demos],
+                        prompt=build_prompt(t, demos)))
     return out, skipped
 
 # %% ../../nbs/cggc/03_prompts.ipynb #f136507c
@@ -189,7 +205,8 @@ def make_prompts(recs: list[dict], setting: str, order: str = 'random', packagin
     if setting not in SETTINGS: raise CogenError(f"unknown setting {setting!r}; choose one of {', '.join(SETTINGS)}")
     if order not in ORDERS: raise CogenError(f"unknown order {order!r}; choose one of {', '.join(ORDERS)}")
     if packaging not in PACKAGINGS: raise CogenError(f"unknown packaging {packaging!r}; choose 1&3 or 2&2")
-    if structure not in (None, *TYPE_RANK): raise CogenError(f"unknown structure type {structure!r}; choose A, B or C (or none for every test sample)")
+    if structure not in (None, *TYPE_RANK):
+        raise CogenError(f"unknown structure type {structure!r}; choose A, B or C (or none for every test sample)")
     refs = {}
     for r in recs: refs.setdefault(r['set_id'], []).append(r['target'])
     groups = split_groups(compositional(recs, min_samples=min_samples), seed=split_seed)

@@ -6,8 +6,10 @@
 from __future__ import annotations
 import numpy as np, pandas as pd
 from ..core import CogenError
-from ..metrics import rbo, format_p, wilson_ci, cluster_bootstrap_weights, percentile_interval, fmt_ci, fmt_interval, fmt_num
-from .evaluate import PAPER_TABLE4, PAPER_TABLE6, PAPER_TABLE7, PAPER_TABLE8, BLEU_STATS, metric_interval, bleu_cells, paired_by_cluster
+from ..metrics import rbo, format_p, wilson_ci, cluster_bootstrap_weights, percentile_interval, fmt_ci
+from ..metrics import fmt_interval, fmt_num
+from .evaluate import PAPER_TABLE4, PAPER_TABLE6, PAPER_TABLE7, PAPER_TABLE8, BLEU_STATS, metric_interval
+from .evaluate import bleu_cells, paired_by_cluster
 from .labels import relations_of
 
 # %% auto #0
@@ -17,8 +19,9 @@ __all__ = ['M', 'ALLREF', 'ORDERS', 'SYS', 'PAPER_TABLE13', 'RBO_DIGITS', 'RBO_M
            'condition_sets']
 
 # %% ../../nbs/cggc/06_tables.ipynb #1024d93a
-M = ['ROUGE-2', 'ROUGE-L', 'BLEU-3', 'BLEU-4', 'METEOR', 'CIDEr', 'Coverage']      # the paper's columns but SPICE (no CoreNLP jars)
-ALLREF = ['ROUGE-L', 'METEOR', 'CIDEr']                                            # the second protocol, beside the first in Table 4
+# the paper's columns but SPICE (no CoreNLP jars)
+M = ['ROUGE-2', 'ROUGE-L', 'BLEU-3', 'BLEU-4', 'METEOR', 'CIDEr', 'Coverage']
+ALLREF = ['ROUGE-L', 'METEOR', 'CIDEr']   # the second protocol, beside the first in Table 4
 ORDERS = ['A', 'B', 'C', 'easy-to-hard', 'hard-to-easy']
 SYS = ['model', 'baseline: concepts', 'baseline: copy']
 
@@ -33,9 +36,10 @@ def sel(df, **kw):
 def budget(d):
     "What a set of items was run with, for captions."
     r = d.iloc[0]
-    return (f"{r.kg} ({r.kg_method}, {int(r.n_triples):,} triples), {int(float(r.shots))} shots, {int(float(r.max_new_tokens))} new tokens, "
-            f"labels >= {int(float(r.min_samples))} samples, seeds {sorted(set(d.seed))}, {d.groupby('seed').item.nunique().max()} items per seed "
-            f"and condition from {d.set_id.nunique()} concept sets, profile {r.runs}, CPU")
+    return (f"{r.kg} ({r.kg_method}, {int(r.n_triples):,} triples), {int(float(r.shots))} shots, "
+            f"{int(float(r.max_new_tokens))} new tokens, labels >= {int(float(r.min_samples))} samples, seeds "
+            f"{sorted(set(d.seed))}, {d.groupby('seed').item.nunique().max()} items per seed and condition from "
+            f"{d.set_id.nunique()} concept sets, profile {r.runs}, CPU")
 
 # %% ../../nbs/cggc/06_tables.ipynb #fe5cafa6
 def source(model, runs, multi: bool) -> str:
@@ -45,19 +49,22 @@ def source(model, runs, multi: bool) -> str:
 # %% ../../nbs/cggc/06_tables.ipynb #9a9e297f
 def n_cols(d):
     "Item, set and seed counts of a condition."
-    return {'items/seed': int(d.groupby('seed').item.nunique().max()), 'sets': int(d.set_id.nunique()), 'seeds': int(d.seed.nunique())}
+    return {'items/seed': int(d.groupby('seed').item.nunique().max()), 'sets': int(d.set_id.nunique()),
+            'seeds': int(d.seed.nunique())}
 
 # %% ../../nbs/cggc/06_tables.ipynb #ea536256
 def fmt(r, d=1):
     "`mean [low, high]` with `d` decimals, or the mean and why there is no interval."
-    if not np.isfinite(r['ci_low']): return f"{fmt_num(r['value'], d, False, zero_sign=True)} (no interval: {r['interval'].split(': ', 1)[-1]})"
+    if not np.isfinite(r['ci_low']):
+        return f"{fmt_num(r['value'], d, False, zero_sign=True)} (no interval: {r['interval'].split(': ', 1)[-1]})"
     return fmt_ci(r['value'], r['ci_low'], r['ci_high'], d, signed=False, zero_sign=True)
 
 # %% ../../nbs/cggc/06_tables.ipynb #2817d8c2
 def fmt_test(t):
     "A paired test (`paired_by_cluster`) in one cell."
     if t is None: return 'not testable: < 2 concept sets'
-    ci = ' ' + fmt_interval(t['ci_low'], t['ci_high'], 1, True, zero_sign=True) if np.isfinite(t.get('ci_low', np.nan)) else ''
+    ci = (' ' + fmt_interval(t['ci_low'], t['ci_high'], 1, True, zero_sign=True)
+          if np.isfinite(t.get('ci_low', np.nan)) else '')
     return f"{fmt_num(t['effect'], 1, zero_sign=True)}{ci}, p {format_p(t['p'])}, MDE {t['mde']:.1f} ({t['n']} sets)"
 
 # %% ../../nbs/cggc/06_tables.ipynb #5a93e829
@@ -81,8 +88,10 @@ def tidy(rows):
 # %% ../../nbs/cggc/06_tables.ipynb #cc5f7973
 def cells(d, metrics=M):
     "Interval dicts per metric for one condition's items (all seeds pooled, clustered by concept set)."
-    out = {m: metric_interval(d[m], d.set_id, bounds=(0, 100)) for m in metrics if not m.startswith('BLEU')}   # every score lies in 0-100
-    if any(m.startswith('BLEU') for m in metrics): out.update(bleu_cells(d[BLEU_STATS].to_numpy(float), d.set_id, rng=0))
+    # every score lies in 0-100
+    out = {m: metric_interval(d[m], d.set_id, bounds=(0, 100)) for m in metrics if not m.startswith('BLEU')}
+    if any(m.startswith('BLEU') for m in metrics):
+        out.update(bleu_cells(d[BLEU_STATS].to_numpy(float), d.set_id, rng=0))
     return out
 
 # %% ../../nbs/cggc/06_tables.ipynb #830feb43
@@ -94,9 +103,11 @@ def pair(a, b):
 # %% ../../nbs/cggc/06_tables.ipynb #c6f15569
 def delta_cells(j, metrics=M):
     "Interval dicts of the paired differences a - b per metric (BLEU: corpus BLEU difference, sets resampled jointly)."
-    out = {m: metric_interval(j[f'{m}_a'] - j[f'{m}_b'], j.set_id, bounds=(-100, 100)) for m in metrics if not m.startswith('BLEU')}
+    out = {m: metric_interval(j[f'{m}_a'] - j[f'{m}_b'], j.set_id, bounds=(-100, 100))
+           for m in metrics if not m.startswith('BLEU')}
     if any(m.startswith('BLEU') for m in metrics):
-        out.update(bleu_cells(j[[f'{s}_a' for s in BLEU_STATS]].to_numpy(float), j.set_id, base=j[[f'{s}_b' for s in BLEU_STATS]].to_numpy(float), rng=0))
+        out.update(bleu_cells(j[[f'{s}_a' for s in BLEU_STATS]].to_numpy(float), j.set_id,
+                              base=j[[f'{s}_b' for s in BLEU_STATS]].to_numpy(float), rng=0))
     return out
 
 # %% ../../nbs/cggc/06_tables.ipynb #51740f2c
@@ -108,13 +119,15 @@ def paired_test(j, m='ROUGE-L'):
 # %% ../../nbs/cggc/06_tables.ipynb #ba0e6942
 def _row(source, setting, own, allr, note=''):
     c, ca = cells(own), cells(allr, ALLREF)
-    return c, dict(source=source, setting=setting, **{m: fmt(c[m]) for m in M}, SPICE='n/a', **{f'{m} (all refs)': fmt(ca[m]) for m in ALLREF},
+    return c, dict(source=source, setting=setting, **{m: fmt(c[m]) for m in M}, SPICE='n/a',
+                   **{f'{m} (all refs)': fmt(ca[m]) for m in ALLREF},
                    **n_cols(own), **{'paired test (ROUGE-L)': note})
 
 def _delta_row(source, ida, oo, ida_s, oo_s):
     j, js = pair(ida, oo), pair(ida_s, oo_s)
     dc, dca, t = delta_cells(j), delta_cells(js, ALLREF), paired_test(j)
-    return dict(source=source, setting='Δ (id - ood)', **{m: fmt(dc[m]) for m in M}, SPICE='n/a', **{f'{m} (all refs)': fmt(dca[m]) for m in ALLREF},
+    return dict(source=source, setting='Δ (id - ood)', **{m: fmt(dc[m]) for m in M}, SPICE='n/a',
+                **{f'{m} (all refs)': fmt(dca[m]) for m in ALLREF},
                 **n_cols(ida), **{'paired test (ROUGE-L)': fmt_test(t)}), t
 
 def table4(main, multi: bool):
@@ -123,7 +136,8 @@ def table4(main, multi: bool):
     test), one budget caption per model)."""
     t4, t4all, cells_, tests, caps = [], [], {}, {}, []
     for (runs, model), g in main.groupby(['runs', 'model'], sort=True):
-        cond = {(s, p, x): sel(g, system=x, setting=s, protocol=p) for s in ('id', 'ood') for p in ('own', 'set') for x in SYS}
+        cond = {(s, p, x): sel(g, system=x, setting=s, protocol=p) for s in ('id', 'ood') for p in ('own', 'set')
+                for x in SYS}
         src = source(model, runs, multi)
         caps.append(f'{src.removeprefix("ours: ")}: {budget(cond[("id", "own", "model")])}')
         for s in ('id', 'ood'):
@@ -131,21 +145,29 @@ def table4(main, multi: bool):
             tb = paired_test(pair(cond[(s, 'own', 'model')], cond[(s, 'own', best)]))
             cells_[(src, s)], r = _row(src, s, cond[(s, 'own', 'model')], cond[(s, 'set', 'model')], versus(tb, best))
             t4.append(r); tests[(runs, model, s)] = (best, tb)
-        r, tests[(runs, model, 'Δ')] = _delta_row(src, *(cond[(s, p, 'model')] for p in ('own', 'set') for s in ('id', 'ood')))   # id own, ood own, id set, ood set
+        r, tests[(runs, model, 'Δ')] = _delta_row(src, *(cond[(s, p, 'model')] for p in ('own', 'set')
+                                                         for s in ('id', 'ood')))   # id own, ood own, id set, ood set
         t4.append(r)
         for x in SYS[1:]:
             for s in ('id', 'ood'):
-                cells_[(f'{x} (items of {src})', s)], r = _row(f'{x} (items of {src})', s, cond[(s, 'own', x)], cond[(s, 'set', x)]); t4.append(r)
-            if x == 'baseline: copy': t4.append(_delta_row(f'{x} (items of {src})', *(cond[(s, p, x)] for p in ('own', 'set') for s in ('id', 'ood')))[0])
-        for x in SYS:                                                           # Table 4 under the all-references protocol
+                cells_[(f'{x} (items of {src})', s)], r = _row(f'{x} (items of {src})', s, cond[(s, 'own', x)],
+                                                               cond[(s, 'set', x)])
+                t4.append(r)
+            if x == 'baseline: copy':
+                t4.append(_delta_row(f'{x} (items of {src})',
+                                     *(cond[(s, p, x)] for p in ('own', 'set') for s in ('id', 'ood')))[0])
+        for x in SYS:   # Table 4 under the all-references protocol
             for s in ('id', 'ood'):
                 d = cond[(s, 'set', x)]; c = cells(d)
-                t4all.append(dict(source=src if x == 'model' else f'{x} (items of {src})', setting=s, **{m: fmt(c[m]) for m in M}, **n_cols(d)))
+                t4all.append(dict(source=src if x == 'model' else f'{x} (items of {src})', setting=s,
+                                  **{m: fmt(c[m]) for m in M}, **n_cols(d)))
     p4 = PAPER_TABLE4[PAPER_TABLE4.model.isin(['Llama2', 'Mistral'])]
     for mdl, g in p4.groupby('model', sort=True):
         for s in ('id', 'ood', 'Δ (id - ood)'):
-            v = (g[g.setting == 'id'][M + ['SPICE']].iloc[0] - g[g.setting == 'ood'][M + ['SPICE']].iloc[0]) if s.startswith('Δ') else g[g.setting == s][M + ['SPICE']].iloc[0]
-            t4.append(dict(source=f'paper: {mdl} ({"6B" if mdl == "GPT-J" else "7B"})', setting=s, **{m: paper(v[m]) for m in M + ['SPICE']}))
+            v = ((g[g.setting == 'id'][M + ['SPICE']].iloc[0] - g[g.setting == 'ood'][M + ['SPICE']].iloc[0])
+                 if s.startswith('Δ') else g[g.setting == s][M + ['SPICE']].iloc[0])
+            t4.append(dict(source=f'paper: {mdl} ({"6B" if mdl == "GPT-J" else "7B"})', setting=s,
+                           **{m: paper(v[m]) for m in M + ['SPICE']}))
     return tidy(t4), tidy(t4all), cells_, tests, caps
 
 # %% ../../nbs/cggc/06_tables.ipynb #febd4f61
@@ -157,24 +179,32 @@ def tables67(st, multi: bool):
         caps.append(f'{src.removeprefix("ours: ")}: {budget(sel(g, system="model", setting="id"))}')
         rows6 = []
         for typ in 'ABC':
-            a, b = sel(g, system='model', setting='id', order='random', structure=typ), sel(g, system='model', setting='ood', order='random', structure=typ)
+            a, b = (sel(g, system='model', setting='id', order='random', structure=typ),
+                    sel(g, system='model', setting='ood', order='random', structure=typ))
             if not len(a) or not len(b):
-                rows6.append(dict(source=src, structure=typ, **{'paired test (ROUGE-L)': 'no items of this type'})); continue
+                rows6.append(dict(source=src, structure=typ, **{'paired test (ROUGE-L)': 'no items of this type'}))
+                continue
             j = pair(a, b); dc = delta_cells(j)
             gaps6[(runs, model, typ)] = dc['ROUGE-L']['value']
-            rows6.append(dict(source=src, structure=typ, **{m: fmt(dc[m]) for m in M}, SPICE='n/a', **n_cols(a), **{'paired test (ROUGE-L)': fmt_test(paired_test(j))}))
+            rows6.append(dict(source=src, structure=typ, **{m: fmt(dc[m]) for m in M}, SPICE='n/a', **n_cols(a),
+                              **{'paired test (ROUGE-L)': fmt_test(paired_test(j))}))
         ranked = sorted((t for t in 'ABC' if (runs, model, t) in gaps6), key=lambda t: (gaps6[(runs, model, t)], t))
         for r in rows6: r['rank (ROUGE-L gap)'] = ranked.index(r['structure']) + 1 if r['structure'] in ranked else ''
         t6 += rows6
         for o in ORDERS:
             d = sel(g, system='model', setting='ood', order=o)
-            if len(d): c = cells(d); t7.append(dict(source=src, order=o, **{m: fmt(c[m]) for m in M}, SPICE='n/a', **n_cols(d)))
+            if len(d):
+                c = cells(d)
+                t7.append(dict(source=src, order=o, **{m: fmt(c[m]) for m in M}, SPICE='n/a', **n_cols(d)))
         d = sel(g, system='baseline: concepts', setting='ood', order='random')
-        if len(d): c = cells(d); t7.append(dict(source=f'baseline: concepts (items of {src})', order='any', **{m: fmt(c[m]) for m in M}, SPICE='n/a', **n_cols(d)))
+        if len(d): c = cells(d); t7.append(dict(source=f'baseline: concepts (items of {src})', order='any',
+                                                **{m: fmt(c[m]) for m in M}, SPICE='n/a', **n_cols(d)))
         e, h = (sel(g, system='model', setting='ood', order=o) for o in ('easy-to-hard', 'hard-to-easy'))
-        t7.append(dict(source=src, order='easy-to-hard - hard-to-easy', **{'paired test (ROUGE-L)': fmt_test(paired_test(pair(e, h)) if len(e) and len(h) else None)}))
+        t7.append(dict(source=src, order='easy-to-hard - hard-to-easy',
+                       **{'paired test (ROUGE-L)': fmt_test(paired_test(pair(e, h)) if len(e) and len(h) else None)}))
     for typ, r in PAPER_TABLE6.set_index('structure').iterrows():
-        t6.append(dict(source='paper: Llama2 (7B)', structure=typ, **{m: paper(r[m]) for m in M + ['SPICE']}, **{'rank (ROUGE-L gap)': ' ABC'.index(typ)}))
+        t6.append(dict(source='paper: Llama2 (7B)', structure=typ, **{m: paper(r[m]) for m in M + ['SPICE']},
+                       **{'rank (ROUGE-L gap)': ' ABC'.index(typ)}))
     for _, r in PAPER_TABLE7.iterrows():
         t7.append(dict(source='paper: Llama2 (7B)', order=r['order'], **{m: paper(r[m]) for m in M + ['SPICE']}))
     return tidy(t6), tidy(t7), '; '.join(caps) or 'no structure runs'
@@ -188,32 +218,43 @@ def packaging_table(pk, multi: bool):
         caps.append(f'{src.removeprefix("ours: ")}: {budget(sel(g, system="model"))}')
         for pack in ('1&3', '2&2'):
             d = sel(g, system='model', packaging=pack)
-            if len(d): c = cells(d); tp.append(dict(source=src, packaging=pack, **{m: fmt(c[m]) for m in M}, **n_cols(d)))
+            if len(d):
+                c = cells(d); tp.append(dict(source=src, packaging=pack, **{m: fmt(c[m]) for m in M}, **n_cols(d)))
         t = paired_test(pair(sel(g, system='model', packaging='1&3'), sel(g, system='model', packaging='2&2')))
         tp.append(dict(source=src, packaging='1&3 - 2&2', **{'paired test (ROUGE-L)': fmt_test(t)}))
     return tidy(tp), '; '.join(caps) or 'no packaging runs'
 
 # %% ../../nbs/cggc/06_tables.ipynb #f8e9e918
 def verifier_table(va, vb, multi: bool):
-    """Rows of the verifier's accuracy: ours from the `verifier_val_accuracy` rows `va` (one per set of runs and classifier:
-    the runs' `verifier_hidden`, absent or 0 for the logistic regression), the bench's `vb` (or None), the paper's."""
+    """Rows of the verifier's accuracy: ours from the `verifier_val_accuracy` rows `va` (one per set of runs and
+    classifier: the runs' `verifier_hidden`, absent or 0 for the logistic regression), the bench's `vb` (or None),
+    the paper's."""
     tv = []
-    va = va.assign(hidden=pd.to_numeric(va['verifier_hidden'], errors='coerce').fillna(0).astype(int) if 'verifier_hidden' in va else 0)
+    va = va.assign(hidden=pd.to_numeric(va['verifier_hidden'], errors='coerce').fillna(0).astype(int)
+                          if 'verifier_hidden' in va else 0)
     for (runs, hidden), g in va.groupby(['runs', 'hidden'], sort=True) if len(va) else []:
         r = g.iloc[0]; n = int(float(r.n)); p, lo, hi = wilson_ci(int(round(float(r.value) * n)), n)
         clf = f'MLP ({hidden} ReLU units)' if hidden else 'logistic regression'
-        tv.append({'source': f'ours: minilm-l6 + {clf}' + (f' ({runs})' if multi else ''), 'val accuracy %': fmt_ci(100 * p, 100 * lo, 100 * hi, 1, signed=False, zero_sign=True),
-                   'majority baseline %': f'{100 * float(r.majority):.1f}', 'val edges': n, 'val sets': int(float(r.val_sets)), 'train edges': int(float(r.train_edges)),
+        tv.append({'source': f'ours: minilm-l6 + {clf}' + (f' ({runs})' if multi else ''),
+                   'val accuracy %': fmt_ci(100 * p, 100 * lo, 100 * hi, 1, signed=False, zero_sign=True),
+                   'majority baseline %': f'{100 * float(r.majority):.1f}', 'val edges': n,
+                   'val sets': int(float(r.val_sets)), 'train edges': int(float(r.train_edges)),
                    'val references filtered %': 'n/a'})
-    for name, c in (vb or {}).get('classifiers', {}).items():   # the same features and split, another classifier beside the library's
-        tv.append({'source': f'ours: minilm-l6 + {name.removesuffix(" (the library)")} (bench)', 'val accuracy %': fmt_ci(100 * c['val_accuracy'], 100 * c['ci_low'], 100 * c['ci_high'], 1, signed=False, zero_sign=True),
-                   'majority baseline %': f"{100 * vb['majority_val_accuracy']:.1f}", 'val edges': vb['val_edges'], 'val sets': vb.get('val_sets', 'n/a'),
-                   'train edges': vb['train_edges'], 'val references filtered %': f"{100 * c['val_graphs_filtered']:.1f}"})
-    tv.append({'source': 'paper: Llama2 + feed-forward layer', 'val accuracy %': '90.21', 'majority baseline %': 'n/a', 'val edges': 'n/a', 'val sets': 1125, 'train edges': 'n/a', 'val references filtered %': 'n/a'})
+    for name, c in (vb or {}).get('classifiers', {}).items():
+        # the same features and split, another classifier beside the library's
+        tv.append({'source': f'ours: minilm-l6 + {name.removesuffix(" (the library)")} (bench)',
+                   'val accuracy %': fmt_ci(100 * c['val_accuracy'], 100 * c['ci_low'], 100 * c['ci_high'], 1,
+                                            signed=False, zero_sign=True),
+                   'majority baseline %': f"{100 * vb['majority_val_accuracy']:.1f}", 'val edges': vb['val_edges'],
+                   'val sets': vb.get('val_sets', 'n/a'), 'train edges': vb['train_edges'],
+                   'val references filtered %': f"{100 * c['val_graphs_filtered']:.1f}"})
+    tv.append({'source': 'paper: Llama2 + feed-forward layer', 'val accuracy %': '90.21', 'majority baseline %': 'n/a',
+               'val edges': 'n/a', 'val sets': 1125, 'train edges': 'n/a', 'val references filtered %': 'n/a'})
     return tidy(tv)
 
 # %% ../../nbs/cggc/06_tables.ipynb #ec1572fb
-PAPER_TABLE13 = {'Llama2': (44.64, 44.42), 'Llama2-chat': (44.53, 44.69), 'Mistral': (45.11, 45.25), 'Mistral-chat': (44.80, 45.28),
+PAPER_TABLE13 = {'Llama2': (44.64, 44.42), 'Llama2-chat': (44.53, 44.69),
+                 'Mistral': (45.11, 45.25), 'Mistral-chat': (44.80, 45.28),
                  'Falcon': (44.47, 44.44), 'Falcon-chat': (44.27, 44.18), 'GPT-J': (45.33, 45.43)}
 "Table 13 of the paper: the share (%) of outputs its verifier removes, id and ood, per LLM (7B; GPT-J 6B)."
 
@@ -225,9 +266,12 @@ def table13(fr, multi: bool):
     for (runs, model, setting), g in fr.groupby(['runs', 'model', 'setting'], sort=True) if len(fr) else []:
         n = int(g.n.astype(float).sum()); k = int(round((g.value.astype(float) / 100 * g.n.astype(float)).sum()))
         p, lo, hi = wilson_ci(k, n)
-        t13.append(dict(source=source(model, runs, multi), setting=setting, **{'removed %': fmt_ci(100 * p, 100 * lo, 100 * hi, 1, signed=False, zero_sign=True)}, outputs=n))
+        t13.append(dict(source=source(model, runs, multi), setting=setting,
+                        **{'removed %': fmt_ci(100 * p, 100 * lo, 100 * hi, 1, signed=False, zero_sign=True)},
+                        outputs=n))
     for mdl, (i, o) in PAPER_TABLE13.items():
-        for s, v in (('id', i), ('ood', o)): t13.append(dict(source=f'paper: {mdl} ({"6B" if mdl == "GPT-J" else "7B"})', setting=s, **{'removed %': f'{v:.2f}'}))
+        for s, v in (('id', i), ('ood', o)): t13.append(
+            dict(source=f'paper: {mdl} ({"6B" if mdl == "GPT-J" else "7B"})', setting=s, **{'removed %': f'{v:.2f}'}))
     return tidy(t13)
 
 # %% ../../nbs/cggc/06_tables.ipynb #8e4214da
@@ -237,19 +281,23 @@ def table4_verified(main, multi: bool):
     for (runs, model), g in main.groupby(['runs', 'model'], sort=True):
         if 'verified' not in g or g.verified.isna().all(): continue
         for s in ('id', 'ood'):
-            d = sel(g, system='model', protocol='own', setting=s); d = d[d.verified.astype(str).isin(['True', 'true', '1', '1.0'])]
-            if len(d): c = cells(d); tv4.append(dict(source=source(model, runs, multi), setting=s, **{m: fmt(c[m]) for m in M}, **n_cols(d)))
+            d = sel(g, system='model', protocol='own', setting=s)
+            d = d[d.verified.astype(str).isin(['True', 'true', '1', '1.0'])]
+            if len(d):
+                c = cells(d)
+                tv4.append(dict(source=source(model, runs, multi), setting=s, **{m: fmt(c[m]) for m in M}, **n_cols(d)))
     return tidy(tv4) if tv4 else None
 
 # %% ../../nbs/cggc/06_tables.ipynb #b4cac505
 RBO_DIGITS = 12
-"Significant digits of the per-relation means `rbo_of` ranks: far above any real difference, far below a float sum's last bits."
+"""Significant digits of the per-relation means `rbo_of` ranks: far above any real difference, far below a float
+sum's last bits."""
 
 def rbo_of(freq, vals, rels, w):
-    """RBO of the frequency ranking `freq` against the ranking of relations by their `w`-weighted mean item value (higher
-    first). Means are rounded to `RBO_DIGITS` significant digits before ranking and ties go by name: two relations
-    whose means tie in exact arithmetic can differ in the last bits of a float sum, and the order of summation (BLAS,
-    the CPU) must not decide their rank."""
+    """RBO of the frequency ranking `freq` against the ranking of relations by their `w`-weighted mean item value
+    (higher first). Means are rounded to `RBO_DIGITS` significant digits before ranking and ties go by name: two
+    relations whose means tie in exact arithmetic can differ in the last bits of a float sum, and the order of
+    summation (BLAS, the CPU) must not decide their rank."""
     s, c = (w * vals) @ rels, w @ rels
     per = {r: float(f"{s[k] / c[k]:.{RBO_DIGITS}g}") for k, r in enumerate(freq) if c[k] > 0}
     rank = sorted(per, key=lambda r: (-per[r], r))
@@ -257,8 +305,8 @@ def rbo_of(freq, vals, rels, w):
 
 # %% ../../nbs/cggc/06_tables.ipynb #ae918378
 def rbo_boot(d, freq, values, B=500, seed=0):
-    """name -> RBO of items `d` for each per-item array of `values`: the point (entry 0), then `B` bootstraps over concept
-    sets (one set of resamples for all: `metrics.cluster_bootstrap_weights`)."""
+    """name -> RBO of items `d` for each per-item array of `values`: the point (entry 0), then `B` bootstraps over
+    concept sets (one set of resamples for all: `metrics.cluster_bootstrap_weights`)."""
     rels = np.array([[r in relations_of(l) for r in freq] for l in d.label], float)
     W = cluster_bootstrap_weights(d.set_id.astype(str), B, seed)
     return {k: np.array([rbo_of(freq, np.asarray(v, float), rels, w) for w in W]) for k, v in values.items()}
@@ -271,32 +319,45 @@ RBO_M = ('ROUGE-2', 'CIDEr', 'Coverage')
 # %% ../../nbs/cggc/06_tables.ipynb #557003e5
 def table8(main, pc, multi: bool, B=500):
     """Table 8 of the `main` items (own reference, the model's) against the `primitive_count` rows `pc`, and per (runs,
-    model) its bootstraps of the RBO averaged over `RBO_M` per setting ('id', 'ood', 'Δ'), with its number of concept sets."""
+    model) its bootstraps of the RBO averaged over `RBO_M` per setting ('id', 'ood', 'Δ'), with its number of concept
+    sets."""
     RBO, t8 = {}, []
-    for (runs, model), g in main[(main.protocol == 'own') & (main.system == 'model')].groupby(['runs', 'model'], sort=True):
+    for (runs, model), g in main[(main.protocol == 'own')
+                                 & (main.system == 'model')].groupby(['runs', 'model'], sort=True):
         pcr = pc[pc.runs == runs]
         if not len(pcr): continue
-        freq = list(pcr.assign(value=pcr.value.astype(float)).groupby('relation').value.max().sort_values(ascending=False, kind='stable').index)
-        j = pair(sel(g, setting='id'), sel(g, setting='ood')).merge(sel(g, setting='id')[['seed', 'item', 'label']], on=['seed', 'item'])
-        bt = rbo_boot(j, freq, {(s, m): v for m in RBO_M for s, v in (('id', j[f'{m}_a']), ('ood', j[f'{m}_b']), ('Δ', j[f'{m}_b'] - j[f'{m}_a']))}, B)
-        RBO[(runs, model)] = ({s: np.nanmean([bt[(s, m)] for m in RBO_M], axis=0) for s in ('id', 'ood', 'Δ')}, j.set_id.nunique())
+        freq = list(pcr.assign(value=pcr.value.astype(float)).groupby('relation').value.max().sort_values(
+            ascending=False, kind='stable').index)
+        j = pair(sel(g, setting='id'), sel(g, setting='ood')).merge(sel(g, setting='id')[['seed', 'item', 'label']],
+                                                                    on=['seed', 'item'])
+        bt = rbo_boot(j, freq, {(s, m): v for m in RBO_M for s, v in (('id', j[f'{m}_a']), ('ood', j[f'{m}_b']),
+                                                                      ('Δ', j[f'{m}_b'] - j[f'{m}_a']))}, B)
+        RBO[(runs, model)] = ({s: np.nanmean([bt[(s, m)] for m in RBO_M], axis=0) for s in ('id', 'ood', 'Δ')},
+                              j.set_id.nunique())
         for s in ('id', 'ood', 'Δ'):
-            cell = {f'RBO {m}': fmt(dict(zip(('value', 'ci_low', 'ci_high'), (bt[(s, m)][0], *percentile_interval(bt[(s, m)][1:])))), 3) for m in RBO_M}
-            t8.append(dict(source=source(model, runs, multi), setting=s, **cell, Avg=f"{RBO[(runs, model)][0][s][0]:.3f}", items=len(j), sets=j.set_id.nunique()))
+            cell = {f'RBO {m}': fmt(dict(zip(('value', 'ci_low', 'ci_high'),
+                                             (bt[(s, m)][0], *percentile_interval(bt[(s, m)][1:])))), 3) for m in RBO_M}
+            t8.append(dict(source=source(model, runs, multi), setting=s, **cell,
+                           Avg=f"{RBO[(runs, model)][0][s][0]:.3f}", items=len(j), sets=j.set_id.nunique()))
     for _, r in PAPER_TABLE8.iterrows():
-        t8.append(dict(source='paper: Llama2 (7B)', setting=r['setting'], **{k: f'{r[k]:.4f}' for k in ('RBO ROUGE-2', 'RBO CIDEr', 'RBO Coverage', 'Avg')}))
+        t8.append(dict(source='paper: Llama2 (7B)', setting=r['setting'],
+                       **{k: f'{r[k]:.4f}' for k in ('RBO ROUGE-2', 'RBO CIDEr', 'RBO Coverage', 'Avg')}))
     return tidy(t8), RBO
 
 # %% ../../nbs/cggc/06_tables.ipynb #cb5e9e81
 def condition_sets(f):
-    "One row per concept set and condition of the items frame `f` (indexed by item), indexed by set_id: `ROUGE-L`, `ROUGE-L_baseline`, `ROUGE-L_over_copy`."
+    """One row per concept set and condition of the items frame `f` (indexed by item), indexed by set_id: `ROUGE-L`,
+    `ROUGE-L_baseline`, `ROUGE-L_over_copy`."""
     d = f[f.protocol == 'own'].reset_index().fillna({'packaging': '', 'structure': ''})
     d = pd.concat([d.assign(structure='all'), d[d.structure.isin(ORDERS[:3])]])
-    d = pd.concat([d, d[d.order.isin(ORDERS[3:])].assign(order='ordered'), d[d.order.isin(ORDERS[:3])].assign(order='single type')])
+    d = pd.concat([d, d[d.order.isin(ORDERS[3:])].assign(order='ordered'),
+                   d[d.order.isin(ORDERS[:3])].assign(order='single type')])
     cond = ['setting', 'order', 'packaging', 'structure']
     w = d.groupby(['set_id', *cond, 'system'])['ROUGE-L'].mean().unstack('system').reset_index()
     base = [c for c in w if str(c).startswith('baseline: ')]
     pick = w.groupby(cond)[base].transform('mean').idxmax(axis=1).map(base.index).to_numpy()
-    w['set_id'] = w.set_id.where(~w.order.isin(['ordered', 'single type']), w.set_id + ' (pooled)')   # report_once fingerprints item ids, not filters
-    w = w.assign(**{'ROUGE-L_baseline': w[base].to_numpy()[np.arange(len(w)), pick], 'ROUGE-L_over_copy': w['model'] - w['baseline: copy']})
+    # report_once fingerprints item ids, not filters
+    w['set_id'] = w.set_id.where(~w.order.isin(['ordered', 'single type']), w.set_id + ' (pooled)')
+    w = w.assign(**{'ROUGE-L_baseline': w[base].to_numpy()[np.arange(len(w)), pick],
+                    'ROUGE-L_over_copy': w['model'] - w['baseline: copy']})
     return w.rename(columns={'model': 'ROUGE-L'}).set_index('set_id')

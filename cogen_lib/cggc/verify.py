@@ -21,35 +21,41 @@ def verification_examples(recs: list[dict]) -> list[tuple[str, str, str, str]]:
     for r in recs:
         for e in r['edges']:
             if len(e) != 3 or e[1] not in RELATIONS:
-                raise CogenError(f"graph {r.get('set_id')!r}: edge {e!r} is not [head, relation, tail] over the 13 relations; was it written by `cogen cggc build`?")
+                raise CogenError(f"graph {r.get('set_id')!r}: edge {e!r} is not [head, relation, tail] over the 13 "
+                                 "relations; was it written by `cogen cggc build`?")
             out.append((e[0], e[2], r['target'], e[1]))
     return out
 
 # %% ../../nbs/cggc/05_verify.ipynb #58f4c793
 def pair_features(H: np.ndarray, T: np.ndarray, S: np.ndarray) -> np.ndarray:
     "Features [s, h, t, s*h, s*t, h*t] of row-aligned head, tail and sentence embeddings (float32, 6 x dim columns)."
-    if not (H.shape == T.shape == S.shape): raise CogenError(f"head, tail and sentence embeddings must have the same shape, got {H.shape}, {T.shape}, {S.shape}")
+    if not (H.shape == T.shape == S.shape): raise CogenError("head, tail and sentence embeddings must have the same "
+                                                             f"shape, got {H.shape}, {T.shape}, {S.shape}")
     return np.concatenate([S, H, T, S * H, S * T, H * T], axis=1).astype(np.float32)
 
 # %% ../../nbs/cggc/05_verify.ipynb #6bdfd0d4
 def check_hidden(hidden, name: str = 'hidden') -> int:
-    "`hidden` as an int if it names a verifier layer (0: logistic regression; N > 0: N ReLU units), else a `CogenError` naming `name`."
+    """`hidden` as an int if it names a verifier layer (0: logistic regression; N > 0: N ReLU units), else a
+    `CogenError` naming `name`."""
     if isinstance(hidden, bool) or not isinstance(hidden, (int, np.integer)) or hidden < 0:
-        raise CogenError(f"{name}={hidden!r}: give 0 (logistic regression) or a positive number of hidden units, e.g. 512")
+        raise CogenError(
+            f"{name}={hidden!r}: give 0 (logistic regression) or a positive number of hidden units, e.g. 512")
     return int(hidden)
 
 # %% ../../nbs/cggc/05_verify.ipynb #ef6868cb
 class RelationVerifier:
     "Appendix D's verification model: the relation between (head, tail) that a sentence expresses, from its embeddings."
     def __init__(self, embed, C: float = 1.0, max_iter: int = 500, seed: int = 0, hidden: int = 0, alpha: float = 1e-4):
-        "`hidden` 0: a logistic regression layer (`C`, L-BFGS); N: one hidden layer of N ReLU units (scikit-learn's MLP, Adam, L2 `alpha`, early stopping)."
+        """`hidden` 0: a logistic regression layer (`C`, L-BFGS); N: one hidden layer of N ReLU units (scikit-learn's
+        MLP, Adam, L2 `alpha`, early stopping)."""
         self.embed, self.C, self.max_iter, self.seed, self.alpha = embed, C, max_iter, seed, alpha
         self.hidden = check_hidden(hidden)
         self.W = self.b = self.W1 = self.b1 = None; self.classes = np.array(RELATIONS)
 
     def features(self, examples) -> np.ndarray:
         "Feature rows of (head, tail, sentence, ...) examples; every distinct text is embedded once."
-        if not len(examples): raise CogenError("no examples: a verifier needs at least one (head, tail, sentence) triple")
+        if not len(examples):
+            raise CogenError("no examples: a verifier needs at least one (head, tail, sentence) triple")
         texts = list(dict.fromkeys(x for e in examples for x in e[:3]))
         E = np.asarray(self.embed(texts), dtype=np.float32); row = {t: i for i, t in enumerate(texts)}
         pick = lambda k: E[[row[e[k]] for e in examples]]
@@ -59,19 +65,25 @@ class RelationVerifier:
         "Train the layer on (head, tail, sentence, relation) examples."
         from sklearn.linear_model import LogisticRegression
         y = np.array([e[3] for e in examples], dtype=object)
-        if bad := sorted(set(y) - set(RELATIONS)): raise CogenError(f"unknown relation(s) {bad} in the training examples; CGGC relations are {', '.join(RELATIONS)}")
-        if len(set(y)) < 2: raise CogenError(f"the training examples hold one relation ({y[0] if len(y) else None}); a verifier needs at least two")
+        if bad := sorted(set(y) - set(RELATIONS)): raise CogenError(f"unknown relation(s) {bad} in the training "
+                                                                    "examples; CGGC relations are "
+                                                                    f"{', '.join(RELATIONS)}")
+        if len(set(y)) < 2: raise CogenError(f"the training examples hold one relation ({y[0] if len(y) else None}); a "
+                                             "verifier needs at least two")
         if self.hidden:
             from sklearn.neural_network import MLPClassifier
-            clf = MLPClassifier(hidden_layer_sizes=(self.hidden,), alpha=self.alpha, early_stopping=True, validation_fraction=0.1,
+            clf = MLPClassifier(hidden_layer_sizes=(self.hidden,), alpha=self.alpha,
+                                early_stopping=True, validation_fraction=0.1,
                                 max_iter=60, n_iter_no_change=5, random_state=self.seed).fit(self.features(examples), y)
             (W1, W), (b1, b) = clf.coefs_, clf.intercepts_                # (features, hidden), (hidden, classes or 1)
             self.W1, self.b1 = W1.T.astype(np.float32), b1.astype(np.float32)
             W, b = W.T.astype(np.float32), b.astype(np.float32)
         else:
-            clf = LogisticRegression(C=self.C, max_iter=self.max_iter, random_state=self.seed).fit(self.features(examples), y)
+            clf = LogisticRegression(C=self.C, max_iter=self.max_iter,
+                                     random_state=self.seed).fit(self.features(examples), y)
             W, b = clf.coef_.astype(np.float32), clf.intercept_.astype(np.float32)
-        if len(clf.classes_) == 2: W, b = np.r_[-W, W], np.r_[-b, b]     # a binary model has one row: the second class's score
+        # a binary model has one row: the second class's score
+        if len(clf.classes_) == 2: W, b = np.r_[-W, W], np.r_[-b, b]
         self.classes, self.W, self.b = np.array(clf.classes_, dtype=object), W, b
         return self
 
@@ -87,7 +99,8 @@ class RelationVerifier:
         return float(np.mean([p == e[3] for p, e in zip(self.predict(examples), examples)]))
 
     def save(self, path) -> None:
-        np.savez(path, W=self.W, b=self.b, classes=self.classes.astype(str), **({} if self.W1 is None else dict(W1=self.W1, b1=self.b1)))
+        np.savez(path, W=self.W, b=self.b, classes=self.classes.astype(str),
+                 **({} if self.W1 is None else dict(W1=self.W1, b1=self.b1)))
 
     @classmethod
     def load(cls, path, embed) -> 'RelationVerifier':
@@ -99,8 +112,10 @@ class RelationVerifier:
 
 # %% ../../nbs/cggc/05_verify.ipynb #1a7b6916
 def verify_outputs(verifier: RelationVerifier, graphs: list[list], outputs: list[str | None]) -> list[dict]:
-    "Per output: `edges`, `verified` (edges whose relation the verifier predicts in it) and `all` (every edge verified)."
-    if len(graphs) != len(outputs): raise CogenError(f"{len(graphs)} graphs but {len(outputs)} outputs; pass one graph (its edges) per output")
+    """Per output: `edges`, `verified` (edges whose relation the verifier predicts in it) and `all` (every edge
+    verified)."""
+    if len(graphs) != len(outputs):
+        raise CogenError(f"{len(graphs)} graphs but {len(outputs)} outputs; pass one graph (its edges) per output")
     ex, owner = [], []
     for i, (edges, o) in enumerate(zip(graphs, outputs)):
         if o is None or not str(o).strip(): continue
@@ -123,7 +138,8 @@ def store_embed(store=None):
 
 def build_verifier(build: Path | str, min_samples: int = 5, split_seed: int = 0, embed=None, C: float = 1.0,
                    hidden: int = 0) -> tuple[RelationVerifier, dict]:
-    "(verifier, report) for a build folder: trained on its verification train group once, then loaded; `hidden` as `RelationVerifier`'s."
+    """(verifier, report) for a build folder: trained on its verification train group once, then loaded; `hidden` as
+    `RelationVerifier`'s."""
     from cogen_lib.cggc.graphs import read_graphs
     from cogen_lib.cggc.labels import compositional, split_groups
     build = Path(build); embed = embed or store_embed()
@@ -132,13 +148,16 @@ def build_verifier(build: Path | str, min_samples: int = 5, split_seed: int = 0,
         return RelationVerifier.load(stem.with_suffix('.npz'), embed), json.loads(stem.with_suffix('.json').read_text())
     g = split_groups(compositional(read_graphs(build), min_samples=min_samples), seed=split_seed)
     tr, va = verification_examples(g['verification_train']), verification_examples(g['verification_val'])
-    if not tr or not va: raise CogenError(f"{build}: the verification group has {len(tr)} train and {len(va)} val edges; build more concept sets")
+    if not tr or not va: raise CogenError(f"{build}: the verification group has {len(tr)} train and {len(va)} val "
+                                          "edges; build more concept sets")
     v = RelationVerifier(embed, C=C, seed=split_seed, hidden=hidden).fit(tr)
     rels, counts = np.unique([e[3] for e in tr], return_counts=True)
     major = rels[np.argmax(counts)]
     rep = dict(train_edges=len(tr), val_edges=len(va), train_sets=len({r['set_id'] for r in g['verification_train']}),
-               val_sets=len({r['set_id'] for r in g['verification_val']}), train_accuracy=v.accuracy(tr), val_accuracy=v.accuracy(va),
+               val_sets=len({r['set_id'] for r in g['verification_val']}),
+               train_accuracy=v.accuracy(tr), val_accuracy=v.accuracy(va),
                majority_relation=str(major), majority_val_accuracy=float(np.mean([e[3] == major for e in va])),
-               features='minilm-l6 [s, h, t, s*h, s*t, h*t]', classifier=f'MLP ({hidden} ReLU units)' if hidden else f'multinomial logistic regression (C={C:g})')
+               features='minilm-l6 [s, h, t, s*h, s*t, h*t]',
+               classifier=f'MLP ({hidden} ReLU units)' if hidden else f'multinomial logistic regression (C={C:g})')
     v.save(stem.with_suffix('.npz')); atomic_write_text(stem.with_suffix('.json'), json.dumps(rep, indent=1))
     return v, rep

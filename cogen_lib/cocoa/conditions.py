@@ -22,14 +22,17 @@ SLOTS = ('Airline', 'TicketClass', 'DepartureTime', 'ArrivalTime', 'TravelTime',
 SLOT_OPS = {'Airline': ('subset_of', 'disjoint_from'), 'TicketClass': ('in', 'not_in'),
             'DepartureTime': ('lt', 'gt'), 'ArrivalTime': ('lt', 'gt'), 'TravelTime': ('lt', 'gt'),
             'NumberOfLayovers': ('lt', 'gt'), 'CarbonEmissionAvgDiff': ('lt', 'gt'), 'TravelDate': ('eq',),
-            'Price': ('lt', 'gt'), 'LayoverLocations': ('subset_of', 'disjoint_from'), 'LayoverTimes': ('each_lt', 'each_gt'),
-            'TotalLayoverTime': ('lt', 'gt'), 'DepartureTimeBetween': ('between',), 'ArrivalTimeBetween': ('between',)}
+            'Price': ('lt', 'gt'), 'LayoverLocations': ('subset_of', 'disjoint_from'),
+            'LayoverTimes': ('each_lt', 'each_gt'), 'TotalLayoverTime': ('lt', 'gt'),
+            'DepartureTimeBetween': ('between',), 'ArrivalTimeBetween': ('between',)}
 "The operators each slot's generator draws from."
 
-SLOT_FIELD = {'Airline': 'airlines', 'TicketClass': 'ticket_class', 'DepartureTime': 'departure', 'ArrivalTime': 'arrival',
-              'TravelTime': 'travel_minutes', 'NumberOfLayovers': 'layovers', 'CarbonEmissionAvgDiff': 'carbon_diff_pct',
-              'TravelDate': 'date', 'Price': 'price_usd', 'LayoverLocations': 'layover_cities', 'LayoverTimes': 'layover_minutes',
-              'TotalLayoverTime': 'layover_minutes', 'DepartureTimeBetween': 'departure', 'ArrivalTimeBetween': 'arrival'}
+SLOT_FIELD = {'Airline': 'airlines', 'TicketClass': 'ticket_class', 'DepartureTime': 'departure',
+              'ArrivalTime': 'arrival', 'TravelTime': 'travel_minutes', 'NumberOfLayovers': 'layovers',
+              'CarbonEmissionAvgDiff': 'carbon_diff_pct', 'TravelDate': 'date', 'Price': 'price_usd',
+              'LayoverLocations': 'layover_cities', 'LayoverTimes': 'layover_minutes',
+              'TotalLayoverTime': 'layover_minutes', 'DepartureTimeBetween': 'departure',
+              'ArrivalTimeBetween': 'arrival'}
 "The typed flight field each slot reads (TotalLayoverTime: the sum of `layover_minutes`)."
 
 @dataclass(frozen=True)
@@ -64,22 +67,28 @@ def templates(slot: str, op: str, value) -> tuple[str, str]:
     v = value
     if slot == 'TicketClass':
         cl = [c.lower() for c in v]
-        yes, no = f"I want to travel in {_join(cl)} class", (f"I do not want to travel in {cl[0]} class" if len(cl) == 1 else f"I want to travel in neither {cl[0]} nor {cl[1]} class")
+        yes, no = (f"I want to travel in {_join(cl)} class",
+                   (f"I do not want to travel in {cl[0]} class" if len(cl) == 1
+                    else f"I want to travel in neither {cl[0]} nor {cl[1]} class"))
         return (yes, no) if op == 'in' else (no, yes)
     if slot == 'Airline':
         if op == 'subset_of': return (f"Every flight of my trip should be operated by {_join(v)}",
-                                      f"At least one flight of my trip should be operated by an airline other than {_join(v, 'and')}")
-        return (f"I do not want to fly with {_join(v)}", f"At least one flight of my trip should be operated by {_join(v)}")
+                                      "At least one flight of my trip should be operated by an airline other than "
+                                      f"{_join(v, 'and')}")
+        return (f"I do not want to fly with {_join(v)}",
+                f"At least one flight of my trip should be operated by {_join(v)}")
     if slot in ('DepartureTime', 'ArrivalTime'):
         verb = 'depart' if slot == 'DepartureTime' else 'arrive'
         w = 'before' if op == 'lt' else 'after'
-        return f"I want to {verb} {w} {fmt_clock(parse_clock(v))}", f"I do not want to {verb} {w} {fmt_clock(parse_clock(v))}"
+        return (f"I want to {verb} {w} {fmt_clock(parse_clock(v))}",
+                f"I do not want to {verb} {w} {fmt_clock(parse_clock(v))}")
     if slot in ('DepartureTimeBetween', 'ArrivalTimeBetween'):
         verb = 'depart' if slot == 'DepartureTimeBetween' else 'arrive'
         rng_ = f"between {fmt_clock(parse_clock(v[0]))} and {fmt_clock(parse_clock(v[1]))} (both included)"
         return f"I want to {verb} {rng_}", f"I do not want to {verb} {rng_}"
     if slot in ('TravelTime', 'TotalLayoverTime', 'Price'):
-        what = {'TravelTime': 'The total travel time', 'TotalLayoverTime': 'The total time spent in layovers', 'Price': 'The price'}[slot]
+        what = {'TravelTime': 'The total travel time', 'TotalLayoverTime': 'The total time spent in layovers',
+                'Price': 'The price'}[slot]
         amount = f"${v:,.0f}" if slot == 'Price' else _dur(v)
         w = 'less' if op == 'lt' else 'more'
         return f"{what} should be {w} than {amount}", f"{what} should not be {w} than {amount}"
@@ -96,7 +105,9 @@ def templates(slot: str, op: str, value) -> tuple[str, str]:
                                       f"I want at least one layover somewhere other than {_join(v, 'and')}")
         return f"I do not want any layover in {_join(v)}", f"I want at least one layover in {_join(v)}"
     if slot == 'LayoverTimes':
-        if op == 'each_lt': return f"Every layover should be shorter than {_dur(v)}", f"At least one layover should last {_dur(v)} or longer"
+        if op == 'each_lt':
+            return (f"Every layover should be shorter than {_dur(v)}",
+                    f"At least one layover should last {_dur(v)} or longer")
         return f"Every layover should be longer than {_dur(v)}", f"At least one layover should last {_dur(v)} or less"
     raise CogenError(f"no template for slot {slot!r} op {op!r}")
 
@@ -125,11 +136,13 @@ class FlightTable:
         self.flights = list(flights)
         self.airline_ix = {a: i for i, a in enumerate(sorted({a for f in flights for a in f.airlines}))}
         self.city_ix = {c: i for i, c in enumerate(sorted({c for f in flights for c in f.layover_cities}))}
-        if max(len(self.airline_ix), len(self.city_ix)) > 62: raise CogenError("a route with more than 62 airlines or layover cities; split it")
+        if max(len(self.airline_ix), len(self.city_ix)) > 62:
+            raise CogenError("a route with more than 62 airlines or layover cities; split it")
         col = lambda g, dtype=np.int64: np.array([g(f) for f in flights], dtype=dtype)
         self.departure, self.arrival = col(lambda f: f.departure), col(lambda f: f.arrival)
         self.travel_minutes, self.layovers = col(lambda f: f.travel_minutes), col(lambda f: f.layovers)
-        self.price_usd, self.carbon_diff_pct = col(lambda f: f.price_usd, float), col(lambda f: f.carbon_diff_pct, float)
+        self.price_usd, self.carbon_diff_pct = (col(lambda f: f.price_usd, float),
+                                                col(lambda f: f.carbon_diff_pct, float))
         self.date = np.array([f.date for f in flights])
         self.ticket_class = np.array([f.ticket_class for f in flights])
         self.total_layover = col(lambda f: sum(f.layover_minutes))
@@ -149,7 +162,8 @@ class FlightTable:
             if n in index: m |= 1 << index[n]
         return m
 
-_NUM = {'lt': np.less, 'le': np.less_equal, 'gt': np.greater, 'ge': np.greater_equal, 'eq': np.equal, 'ne': np.not_equal}
+_NUM = {'lt': np.less, 'le': np.less_equal, 'gt': np.greater, 'ge': np.greater_equal, 'eq': np.equal,
+        'ne': np.not_equal}
 
 # %% ../../nbs/cocoa/01_conditions.ipynb #e153b29e
 def _column(t: FlightTable, slot: str):
@@ -160,7 +174,8 @@ def _column(t: FlightTable, slot: str):
 
 # %% ../../nbs/cocoa/01_conditions.ipynb #7a2d27e2
 def _scalar(slot: str, v):
-    return parse_clock(v) if slot in ('DepartureTime', 'ArrivalTime', 'DepartureTimeBetween', 'ArrivalTimeBetween') else v
+    return parse_clock(v) if slot in ('DepartureTime', 'ArrivalTime', 'DepartureTimeBetween',
+                                      'ArrivalTimeBetween') else v
 
 # %% ../../nbs/cocoa/01_conditions.ipynb #96909f59
 def truth(p: Primitive, t: FlightTable) -> np.ndarray:
@@ -185,7 +200,8 @@ def truth(p: Primitive, t: FlightTable) -> np.ndarray:
             lo, hi = _scalar(p.slot, v[0]), _scalar(p.slot, v[1])
             return (col >= lo) & (col <= hi)
         if op in _NUM: return _NUM[op](col, _scalar(p.slot, v))
-    raise CogenError(f"primitive {p.symbol}: op {op!r} is not defined for slot {p.slot!r} (allowed: {SLOT_OPS.get(p.slot)})")
+    raise CogenError(
+        f"primitive {p.symbol}: op {op!r} is not defined for slot {p.slot!r} (allowed: {SLOT_OPS.get(p.slot)})")
 
 # %% ../../nbs/cocoa/01_conditions.ipynb #dfcb74ef
 def _pick(rng, xs): return xs[int(rng.integers(len(xs)))]

@@ -34,15 +34,17 @@ def training_questions(n: int, test: list[dict], seed: int = 0, max_seeds: int =
         raise CogenError(f"training_questions: n must be a positive int (the number of training questions), got {n!r}")
     held, per, out = {source_query(r) for r in test}, -(-int(n) // len(CONFIGS)), []
     for s in range(TRAIN_SEED_OFFSET + seed, TRAIN_SEED_OFFSET + seed + max_seeds):
-        out += [{**r, 'id': f"train{s}-{r['id']}", 'query_id': f"train{s}-{r['query_id']}"} for r in generate(per, seed=s)
+        out += [{**r, 'id': f"train{s}-{r['id']}", 'query_id': f"train{s}-{r['query_id']}"}
+                for r in generate(per, seed=s)
                 if source_query(r) not in held]
         if len(out) >= n: return select_questions(out, int(n))
-    raise CogenError(f"training_questions: only {len(out)} of {n} questions come from source queries outside the test set "
-                     f"in {max_seeds} seeds; ask for fewer, or pass a larger max_seeds")
+    raise CogenError(f"training_questions: only {len(out)} of {n} questions come from source queries outside the test "
+                     f"set in {max_seeds} seeds; ask for fewer, or pass a larger max_seeds")
 
 # %% ../../nbs/cocoa/06_finetune.ipynb #4a81265e
 def training_example(rec: dict) -> tuple[str, str]:
-    "(context, target) of a question for fine-tuning: the `loglik` prompt and `LOGLIK_LEAD`, then ' Option X' of its answer."
+    """(context, target) of a question for fine-tuning: the `loglik` prompt and `LOGLIK_LEAD`, then ' Option X' of
+    its answer."""
     return question_prompt(rec) + LOGLIK_LEAD, f" Option {rec['answer']}"
 
 # %% ../../nbs/cocoa/06_finetune.ipynb #0e681212
@@ -57,13 +59,16 @@ class LoraSettings:
     seed: int = 0             # order of the questions and LoRA initialisation
     def check(self):
         if not (self.r >= 1 and self.alpha > 0 and 0 <= self.dropout < 1 and self.lr > 0 and self.epochs >= 1):
-            raise CogenError(f"LoraSettings: r and epochs must be >= 1, alpha and lr > 0, dropout in [0, 1); got {self}")
+            raise CogenError(
+                f"LoraSettings: r and epochs must be >= 1, alpha and lr > 0, dropout in [0, 1); got {self}")
         return self
 
 # %% ../../nbs/cocoa/06_finetune.ipynb #e4808402
 def finetune_key(base_revision: str, questions: list[dict], settings: LoraSettings) -> str:
-    "The cache key of a fine-tuned model: the base weights' revision, the training questions (ids, answers, prompts) and the settings."
-    return stable_hash([base_revision, [(r['id'], r['answer'], stable_hash(training_example(r), 12)) for r in questions],
+    """The cache key of a fine-tuned model: the base weights' revision, the training questions (ids, answers,
+    prompts) and the settings."""
+    return stable_hash([base_revision,
+                        [(r['id'], r['answer'], stable_hash(training_example(r), 12)) for r in questions],
                         asdict(settings)], 12)
 
 # %% ../../nbs/cocoa/06_finetune.ipynb #5d152de4
@@ -79,7 +84,8 @@ def finetune_lora(base: str, questions: list[dict], settings: LoraSettings = Lor
     spec = model_spec(base)
     src = converted_dir(spec) if spec.gguf else spec.path
     if src is None or spec.kind != 'causal-lm' or spec.hub:
-        raise CogenError(f"finetune_lora: {base!r} is not a local causal language model; fine-tune registered weights or a local folder")
+        raise CogenError(f"finetune_lora: {base!r} is not a local causal language model; fine-tune registered weights "
+                         "or a local folder")
     key = finetune_key(spec.revision, questions, settings)
     root = cache_dir('cocoa-finetune', key); folder, done, ckpt = root/'model', root/'done.json', root/'checkpoint.pt'
     out = dict(folder=folder, revision=f"{spec.revision}+cocoa-lora-{key}", key=key)
@@ -91,23 +97,29 @@ def finetune_lora(base: str, questions: list[dict], settings: LoraSettings = Lor
     seed_everything(settings.seed)
     tok = AutoTokenizer.from_pretrained(src)
     model = get_peft_model(AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32),
-                           LoraConfig(r=settings.r, lora_alpha=settings.alpha, lora_dropout=settings.dropout, task_type='CAUSAL_LM'))
+                           LoraConfig(r=settings.r, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
+                                      task_type='CAUSAL_LM'))
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=settings.lr)
-    order = [int(i) for e in range(settings.epochs) for i in np.random.default_rng([settings.seed, e]).permutation(len(questions))]
+    order = [int(i) for e in range(settings.epochs)
+             for i in np.random.default_rng([settings.seed, e]).permutation(len(questions))]
     start, log = 0, []
     if ckpt.exists():
         st = torch.load(ckpt, weights_only=True)      # tensors and plain values only: never a pickle
         set_peft_model_state_dict(model, st['lora']); opt.load_state_dict(st['opt']); torch.set_rng_state(st['rng'])
         start, log = st['step'], st['log']
     model.train(); t0 = time.perf_counter()
-    for step in tqdm(range(start, len(order)), initial=start, total=len(order), desc='cocoa LoRA', disable=not progress):
+    for step in tqdm(range(start, len(order)), initial=start, total=len(order), desc='cocoa LoRA',
+                     disable=not progress):
         ctx, tgt = training_example(questions[order[step]])
         a, ab = tok(ctx).input_ids, tok(ctx + tgt).input_ids
-        if ab[:len(a)] != a: raise CogenError(f"finetune_lora: the tokens of {tgt!r} do not start at a token boundary of the prompt")
+        if ab[:len(a)] != a:
+            raise CogenError(f"finetune_lora: the tokens of {tgt!r} do not start at a token boundary of the prompt")
         b = ab[len(a):]
-        logits = model(input_ids=torch.tensor([ab]), logits_to_keep=len(b) + 1).logits[0, :-1].float()   # the positions predicting b
+        # the positions predicting b
+        logits = model(input_ids=torch.tensor([ab]), logits_to_keep=len(b) + 1).logits[0, :-1].float()
         loss = torch.nn.functional.cross_entropy(logits, torch.tensor(b))
-        if not torch.isfinite(loss): raise CogenError(f"finetune_lora: step {step}: the loss is {loss.item()}; lower the learning rate")
+        if not torch.isfinite(loss):
+            raise CogenError(f"finetune_lora: step {step}: the loss is {loss.item()}; lower the learning rate")
         opt.zero_grad(); loss.backward(); opt.step()
         log.append(dict(step=step, loss=round(loss.item(), 4), seconds=round(time.perf_counter() - t0, 2)))
         if save_every and (step + 1) % save_every == 0 and step + 1 < len(order):
@@ -122,29 +134,36 @@ def finetune_lora(base: str, questions: list[dict], settings: LoraSettings = Lor
 
 # %% ../../nbs/cocoa/06_finetune.ipynb #bec6ec74
 def finetuned_lm(ft: dict):
-    "The `HFLM` of a `finetune_lora` result at its own revision, so that its model calls are cached apart from the base model's."
+    """The `HFLM` of a `finetune_lora` result at its own revision, so that its model calls are cached apart from the
+    base model's."""
     from cogen_lib.models import model_spec, HFLM
     return HFLM.load(model_spec(str(ft['folder']), revision=ft['revision']))
 
 # %% ../../nbs/cocoa/06_finetune.ipynb #0c889088
 def loss_curve(log: list[dict], window: int = 20) -> list[dict]:
-    "Mean training loss of a `finetune_lora` log over consecutive windows of `window` steps: `first`, `last` (steps), `steps`, `loss`."
-    if isinstance(window, bool) or not isinstance(window, int) or window < 1: raise CogenError(f"loss_curve: window={window!r} must be an int >= 1")
+    """Mean training loss of a `finetune_lora` log over consecutive windows of `window` steps: `first`, `last`
+    (steps), `steps`, `loss`."""
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise CogenError(f"loss_curve: window={window!r} must be an int >= 1")
     if not log: raise CogenError("loss_curve: the fine-tuning log is empty (no step was trained)")
-    return [dict(first=int(w[0]['step']), last=int(w[-1]['step']), steps=len(w), loss=float(np.mean([x['loss'] for x in w])))
+    return [dict(first=int(w[0]['step']), last=int(w[-1]['step']), steps=len(w),
+                 loss=float(np.mean([x['loss'] for x in w])))
             for w in (log[i:i + window] for i in range(0, len(log), window))]
 
 # %% ../../nbs/cocoa/06_finetune.ipynb #05324e20
 def record_loss_curve(rec, log: list[dict], window: int = 20) -> list[dict]:
-    "Add the `loss_curve` of a fine-tuning `log` to a run's `Recorder` as `finetune_loss` rows (analysis `finetune`; `step`: the window's last)."
-    return [rec.add('finetune_loss', w['loss'], n=w['steps'], analysis='finetune', level=f"steps {w['first']}-{w['last']}", step=w['last'])
+    """Add the `loss_curve` of a fine-tuning `log` to a run's `Recorder` as `finetune_loss` rows (analysis
+    `finetune`; `step`: the window's last)."""
+    return [rec.add('finetune_loss', w['loss'], n=w['steps'], analysis='finetune',
+                    level=f"steps {w['first']}-{w['last']}", step=w['last'])
             for w in loss_curve(log, window)]
 
 # %% ../../nbs/cocoa/06_finetune.ipynb #65152a17
 def check_finetune_questions(n) -> int:
     "`n`, the number of fine-tuning questions of a run (0: the model as released), as an int, else a `CogenError`."
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise CogenError(f"finetune_questions must be an int >= 0 (0: the model as released; N: LoRA-fine-tuned on N generated questions), got {n!r}")
+        raise CogenError("finetune_questions must be an int >= 0 (0: the model as released; N: LoRA-fine-tuned on N "
+                         f"generated questions), got {n!r}")
     return int(n)
 
 # %% ../../nbs/cocoa/06_finetune.ipynb #f0c17c63
@@ -153,7 +172,8 @@ PROTOCOL_LABEL = "fine-tuned 135M, our protocol, not the paper's zero-shot setti
 
 # %% ../../nbs/cocoa/06_finetune.ipynb #583fe6ba
 def model_label(model: str, finetune_questions=0) -> str:
-    "A run's model as the summary's tables and figures name it: the model, or for a fine-tuned run the model, its N and `PROTOCOL_LABEL`."
+    """A run's model as the summary's tables and figures name it: the model, or for a fine-tuned run the model, its N
+    and `PROTOCOL_LABEL`."""
     try: n = int(float(finetune_questions))
-    except (TypeError, ValueError): n = 0                  # rows written before the parameter existed: the model as released
+    except (TypeError, ValueError): n = 0   # rows written before the parameter existed: the model as released
     return f"{model} + LoRA on {n} generated questions ({PROTOCOL_LABEL})" if n > 0 else model

@@ -30,30 +30,36 @@ AIRPORTS = {  # iata: (city, lat, lon)
     'FLL': ('Fort Lauderdale', 26.07, -80.15), 'CDG': ('Paris', 49.01, 2.55), 'HND': ('Tokyo', 35.55, 139.78),
     'CJU': ('Jeju', 33.51, 126.49), 'AMS': ('Amsterdam', 52.31, 4.76), 'DME': ('Moscow', 55.41, 37.91),
     'PKX': ('Beijing', 39.51, 116.41), 'SAW': ('Istanbul', 40.90, 29.31), 'FRA': ('Frankfurt', 50.04, 8.56),
-    'MSP': ('Minneapolis', 44.88, -93.22), 'SFO': ('San Francisco', 37.62, -122.38), 'GRU': ('São Paulo', -23.43, -46.47),
-    'MAD': ('Madrid', 40.47, -3.56), 'DTW': ('Detroit', 42.21, -83.35), 'BOS': ('Boston', 42.36, -71.01),
+    'MSP': ('Minneapolis', 44.88, -93.22), 'SFO': ('San Francisco', 37.62, -122.38),
+    'GRU': ('São Paulo', -23.43, -46.47), 'MAD': ('Madrid', 40.47, -3.56),
+    'DTW': ('Detroit', 42.21, -83.35), 'BOS': ('Boston', 42.36, -71.01),
     'GMP': ('Seoul', 37.56, 126.79), 'CUN': ('Cancún', 21.04, -86.87), 'SLC': ('Salt Lake City', 40.79, -111.98),
     'AYT': ('Antalya', 36.90, 30.80), 'CSX': ('Changsha', 28.19, 113.22)}
 
 HUBS = {  # layover city: (lat, lon, hub carrier)
     'Dubai': (25.25, 55.36, 'Emirates'), 'Doha': (25.27, 51.61, 'Qatar Airways'), 'Abu Dhabi': (24.43, 54.65, 'Etihad'),
-    'Istanbul': (41.26, 28.74, 'Turkish Airlines'), 'Frankfurt': (50.04, 8.56, 'Lufthansa'), 'Munich': (48.35, 11.79, 'Lufthansa'),
-    'Amsterdam': (52.31, 4.76, 'KLM'), 'Paris': (49.01, 2.55, 'Air France'), 'London': (51.47, -0.45, 'British Airways'),
+    'Istanbul': (41.26, 28.74, 'Turkish Airlines'), 'Frankfurt': (50.04, 8.56, 'Lufthansa'),
+    'Munich': (48.35, 11.79, 'Lufthansa'), 'Amsterdam': (52.31, 4.76, 'KLM'), 'Paris': (49.01, 2.55, 'Air France'),
+    'London': (51.47, -0.45, 'British Airways'),
     'Zurich': (47.46, 8.55, 'Swiss'), 'Madrid': (40.47, -3.56, 'Iberia'), 'Helsinki': (60.32, 24.95, 'Finnair'),
     'Singapore': (1.36, 103.99, 'Singapore Airlines'), 'Hong Kong': (22.31, 113.91, 'Cathay Pacific'),
     'Tokyo': (35.55, 139.78, 'ANA'), 'Seoul': (37.46, 126.44, 'Korean Air'), 'Beijing': (40.08, 116.58, 'Air China'),
     'Shanghai': (31.14, 121.81, 'China Eastern'), 'Guangzhou': (23.39, 113.30, 'China Southern'),
     'Delhi': (28.56, 77.10, 'Air India'), 'New York': (40.64, -73.78, 'Delta'), 'Chicago': (41.98, -87.90, 'United'),
-    'Atlanta': (33.64, -84.43, 'Delta'), 'Dallas': (32.90, -97.04, 'American Airlines'), 'Los Angeles': (33.94, -118.41, 'United'),
-    'Toronto': (43.68, -79.63, 'Air Canada'), 'Mexico City': (19.44, -99.07, 'Aeromexico'), 'Panama City': (9.07, -79.38, 'Copa Airlines'),
-    'São Paulo': (-23.43, -46.47, 'LATAM'), 'Moscow': (55.97, 37.41, 'Aeroflot'), 'Addis Ababa': (8.98, 38.80, 'Ethiopian Airlines')}
+    'Atlanta': (33.64, -84.43, 'Delta'), 'Dallas': (32.90, -97.04, 'American Airlines'),
+    'Los Angeles': (33.94, -118.41, 'United'), 'Toronto': (43.68, -79.63, 'Air Canada'),
+    'Mexico City': (19.44, -99.07, 'Aeromexico'), 'Panama City': (9.07, -79.38, 'Copa Airlines'),
+    'São Paulo': (-23.43, -46.47, 'LATAM'), 'Moscow': (55.97, 37.41, 'Aeroflot'),
+    'Addis Ababa': (8.98, 38.80, 'Ethiopian Airlines')}
 
 CARRIERS = {  # country: carriers
-    'United States': ['Delta', 'United', 'American Airlines'], 'China': ['Air China', 'China Eastern', 'China Southern', 'Hainan Airlines'],
+    'United States': ['Delta', 'United', 'American Airlines'], 'China': ['Air China', 'China Eastern', 'China Southern',
+                                                                         'Hainan Airlines'],
     'India': ['Air India', 'IndiGo'], 'Turkey': ['Turkish Airlines', 'Pegasus'], 'Mexico': ['Aeromexico', 'Volaris'],
     'Indonesia': ['Garuda Indonesia'], 'Russia': ['Aeroflot'], 'United Arab Emirates': ['Emirates', 'flydubai'],
     'France': ['Air France'], 'Japan': ['ANA', 'Japan Airlines'], 'South Korea': ['Korean Air', 'Asiana'],
-    'Netherlands': ['KLM'], 'Germany': ['Lufthansa', 'Condor'], 'Brazil': ['LATAM', 'Azul'], 'Spain': ['Iberia', 'Air Europa']}
+    'Netherlands': ['KLM'], 'Germany': ['Lufthansa', 'Condor'], 'Brazil': ['LATAM', 'Azul'],
+    'Spain': ['Iberia', 'Air Europa']}
 
 CLASSES = ('Economy', 'Business', 'First')
 
@@ -124,7 +130,8 @@ def fmt_date(d: str) -> str:
 # %% ../../nbs/cocoa/00_flights.ipynb #3728cfc8
 def parse_date(s: str) -> str:
     "`July 3, 2024` (or ISO) -> `2024-07-03`."
-    try: return (dt.date.fromisoformat(s.strip()) if s.strip()[:1].isdigit() else dt.datetime.strptime(s.strip(), '%B %d, %Y').date()).isoformat()
+    try: return (dt.date.fromisoformat(s.strip()) if s.strip()[:1].isdigit()
+                 else dt.datetime.strptime(s.strip(), '%B %d, %Y').date()).isoformat()
     except ValueError: raise CogenError(f"date {s!r} is not like 'July 3, 2024'") from None
 
 # %% ../../nbs/cocoa/00_flights.ipynb #62935b3c
@@ -136,7 +143,8 @@ def split_list(s: str) -> list[str]:
 
 # %% ../../nbs/cocoa/00_flights.ipynb #dd850ae6
 RAW_FIELDS = ('Airline', 'TicketClass', 'DepartureTime', 'ArrivalTime', 'TravelTime', 'NumberOfLayovers',
-              'CarbonEmissionAvgDiff', 'Price', 'TravelDate', 'SourceCity', 'DestinationCity', 'LayoverLocations', 'LayoverTimes')
+              'CarbonEmissionAvgDiff', 'Price', 'TravelDate', 'SourceCity', 'DestinationCity', 'LayoverLocations',
+              'LayoverTimes')
 
 @dataclass(frozen=True)
 class Flight:
@@ -160,7 +168,8 @@ class Flight:
         "The record schema's flight: typed fields plus `display` (the authors' strings)."
         return dict(airlines=list(self.airlines), ticket_class=self.ticket_class, date=self.date,
                     departure=hhmm(self.departure), arrival=hhmm(self.arrival), travel_minutes=self.travel_minutes,
-                    layovers=self.layovers, layover_cities=list(self.layover_cities), layover_minutes=list(self.layover_minutes),
+                    layovers=self.layovers, layover_cities=list(self.layover_cities),
+                    layover_minutes=list(self.layover_minutes),
                     price_usd=self.price_usd, carbon_diff_pct=self.carbon_diff_pct, source=self.source,
                     destination=self.destination, display=dict(self.display))
 
@@ -169,19 +178,23 @@ def parse_flight(raw: dict) -> Flight:
     "Parse one display record (the authors' field names) into a `Flight`; errors name the field and value."
     if missing := [k for k in RAW_FIELDS if k not in raw]: raise CogenError(f"flight record lacks {missing}: {raw}")
     try:
-        cities, times = split_list(raw['LayoverLocations']), [parse_duration(x) for x in split_list(raw['LayoverTimes'])]
+        cities, times = (split_list(raw['LayoverLocations']),
+                         [parse_duration(x) for x in split_list(raw['LayoverTimes'])])
         n = int(raw['NumberOfLayovers'])
         carbon = raw['CarbonEmissionAvgDiff']
         f = Flight(airlines=tuple(split_list(raw['Airline'])), ticket_class=raw['TicketClass'].strip().title(),
                    date=parse_date(raw['TravelDate']), departure=parse_clock(raw['DepartureTime']),
-                   arrival=parse_clock(raw['ArrivalTime']), travel_minutes=parse_duration(raw['TravelTime']), layovers=n,
-                   layover_cities=tuple(cities), layover_minutes=tuple(times), price_usd=parse_money(raw['Price']),
+                   arrival=parse_clock(raw['ArrivalTime']), travel_minutes=parse_duration(raw['TravelTime']),
+                   layovers=n, layover_cities=tuple(cities),
+                   layover_minutes=tuple(times), price_usd=parse_money(raw['Price']),
                    carbon_diff_pct=0.0 if carbon in (None, '', 'None') else float(str(carbon).rstrip('%')),
                    source=raw['SourceCity'].strip(), destination=raw['DestinationCity'].strip(), display=dict(raw))
     except ValueError as e: raise CogenError(f"flight record {raw}: {e}") from None
-    if not (len(cities) == len(times) == n): raise CogenError(f"flight record: NumberOfLayovers={n} but {len(cities)} cities and {len(times)} times: {raw}")
+    if not (len(cities) == len(times) == n):
+        raise CogenError(f"flight record: NumberOfLayovers={n} but {len(cities)} cities and {len(times)} times: {raw}")
     if not f.airlines: raise CogenError(f"flight record without an airline: {raw}")
-    if f.ticket_class not in CLASSES: raise CogenError(f"flight record: TicketClass {raw['TicketClass']!r} is not one of {CLASSES}")
+    if f.ticket_class not in CLASSES:
+        raise CogenError(f"flight record: TicketClass {raw['TicketClass']!r} is not one of {CLASSES}")
     return f
 
 # %% ../../nbs/cocoa/00_flights.ipynb #a35e3517
@@ -239,10 +252,12 @@ def make_route(rng: np.random.Generator, src: str, dst: str, countries: dict[str
                 price = (60 + km * _RATE[cls] * (1 - 0.07 * len(hubs))) * rng.lognormal(0, 0.2)
                 emit = km * _EMIT[cls] * (1 + 0.08 * len(hubs)) * rng.lognormal(0, 0.12)
                 rows.append(dict(Airline='[' + ', '.join(airlines) + ']', TicketClass=cls, DepartureTime=fmt_clock(dep),
-                                 ArrivalTime=fmt_clock(arr), TravelTime=fmt_duration(travel), NumberOfLayovers=str(len(hubs)),
+                                 ArrivalTime=fmt_clock(arr),
+                                 TravelTime=fmt_duration(travel), NumberOfLayovers=str(len(hubs)),
                                  CarbonEmissionAvgDiff=emit, Price=fmt_money(price), TravelDate=fmt_date(date),
-                                 SourceCity=f"{AIRPORTS[src][0]} ({src})", DestinationCity=f"{AIRPORTS[dst][0]} ({dst})",
-                                 LayoverLocations=', '.join(hubs), LayoverTimes=', '.join(fmt_duration(m) for m in lay)))
+                                 SourceCity=f"{AIRPORTS[src][0]} ({src})",
+                                 DestinationCity=f"{AIRPORTS[dst][0]} ({dst})", LayoverLocations=', '.join(hubs),
+                                 LayoverTimes=', '.join(fmt_duration(m) for m in lay)))
     for cls in CLASSES:                                  # emission difference from the route's average for the class
         rs = [r for r in rows if r['TicketClass'] == cls]
         mean = sum(r['CarbonEmissionAvgDiff'] for r in rs) / len(rs)
@@ -257,14 +272,16 @@ def load_airports() -> pd.DataFrame:
     f = 'groundcocoa/busiest_airports.csv'
     df = pd.read_csv(fetch(f), dtype=str, keep_default_na=False, na_filter=False, encoding='utf-8')
     need = ['Rank', 'Airport', 'Location', 'Country', 'Code (IATA/ICAO)', 'Total passengers']
-    if missing := [c for c in need if c not in df.columns]: raise CogenError(f"{f}: missing columns {missing}; re-fetch it")
+    if missing := [c for c in need if c not in df.columns]:
+        raise CogenError(f"{f}: missing columns {missing}; re-fetch it")
     codes = df['Code (IATA/ICAO)'].str.split('/')
     for i, (c, raw) in enumerate(zip(codes, df['Code (IATA/ICAO)']), 1):
         if len(c) != 2: raise CogenError(f"{f} row {i}: code {raw!r} is not IATA/ICAO")
     try: rank, pax = df['Rank'].astype(int), df['Total passengers'].astype(int)
     except ValueError as e: raise CogenError(f"{f}: a non-integer Rank or Total passengers ({e})") from None
-    return pd.DataFrame(dict(rank=rank, airport=df['Airport'], city=df['Location'].str.split(',').str[0].str.strip(), location=df['Location'],
-                             country=df['Country'], iata=codes.str[0], icao=codes.str[1], passengers=pax))
+    return pd.DataFrame(dict(rank=rank, airport=df['Airport'], city=df['Location'].str.split(',').str[0].str.strip(),
+                             location=df['Location'], country=df['Country'], iata=codes.str[0], icao=codes.str[1],
+                             passengers=pax))
 
 # %% ../../nbs/cocoa/00_flights.ipynb #1d6312d1
 def make_routes(rng: np.random.Generator, n_routes: int = 40, n_dates: int = 3, per_class: int = 4,
@@ -272,8 +289,10 @@ def make_routes(rng: np.random.Generator, n_routes: int = 40, n_dates: int = 3, 
     "`n_routes` distinct routes between airports of different countries (from `load_airports()`)."
     if airports is None: airports = load_airports()
     countries = dict(zip(airports.iata, airports.country))
-    if unknown := sorted(set(countries) - set(AIRPORTS)): raise CogenError(f"airports {unknown} have no coordinates in cocoa.flights.AIRPORTS; add them")
-    if unknown := sorted(set(countries.values()) - set(CARRIERS)): raise CogenError(f"countries {unknown} have no carriers in cocoa.flights.CARRIERS; add them")
+    if unknown := sorted(set(countries) - set(AIRPORTS)):
+        raise CogenError(f"airports {unknown} have no coordinates in cocoa.flights.AIRPORTS; add them")
+    if unknown := sorted(set(countries.values()) - set(CARRIERS)):
+        raise CogenError(f"countries {unknown} have no carriers in cocoa.flights.CARRIERS; add them")
     codes = sorted(countries)
     pairs = [(s, d) for s in codes for d in codes if countries[s] != countries[d]]
     if n_routes > len(pairs): raise CogenError(f"n_routes={n_routes} exceeds the {len(pairs)} international routes")
@@ -281,5 +300,6 @@ def make_routes(rng: np.random.Generator, n_routes: int = 40, n_dates: int = 3, 
     routes = []
     for i in rng.choice(len(pairs), n_routes, replace=False).tolist():
         offs = sorted(rng.choice(90, n_dates, replace=False).tolist())
-        routes.append(make_route(rng, *pairs[i], countries, [(base + dt.timedelta(days=o)).isoformat() for o in offs], per_class))
+        routes.append(make_route(rng, *pairs[i], countries, [(base + dt.timedelta(days=o)).isoformat() for o in offs],
+                                 per_class))
     return routes

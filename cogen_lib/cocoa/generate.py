@@ -131,7 +131,8 @@ def graph_metrics(clause_slots: list[list[str]]) -> dict:
     "lcc (largest component size), longest_path, max_degree, width (sum terms over >= 2 slots)."
     g = dependency_graph(clause_slots)
     return dict(lcc=max((len(c) for c in nx.connected_components(g)), default=0), longest_path=longest_simple_path(g),
-                max_degree=max((d for _, d in g.degree()), default=0), width=sum(len(set(cs)) >= 2 for cs in clause_slots))
+                max_degree=max((d for _, d in g.degree()), default=0),
+                width=sum(len(set(cs)) >= 2 for cs in clause_slots))
 
 # %% ../../nbs/cocoa/02_generate.ipynb #0853dd7d
 @dataclass
@@ -160,7 +161,8 @@ class Query:
 
     @property
     def is_typical(self) -> bool:
-        return not any(is_atypical(self.prims[i].slot, self.prims[i].op, self.prims[i].value, ng) for c in self.clauses for i, ng in c)
+        return not any(is_atypical(self.prims[i].slot, self.prims[i].op, self.prims[i].value, ng) for c in self.clauses
+                       for i, ng in c)
 
 # %% ../../nbs/cocoa/02_generate.ipynb #e6762918
 def _lower_first(s: str) -> str: return s if s.startswith('I ') else s[:1].lower() + s[1:]
@@ -171,14 +173,16 @@ def verbalize(q: Query, route: Route | None = None) -> str:
     sents = []
     for c in q.clauses:
         parts = [(q.prims[i].text_not if ng else q.prims[i].text) for i, ng in c]
-        sents.append(parts[0] + '.' if len(parts) == 1 else 'Either ' + ', or '.join([_lower_first(parts[0])] + [_lower_first(p) for p in parts[1:]]) + '.')
+        sents.append(parts[0] + '.' if len(parts) == 1 else 'Either ' + ', or '.join(
+            [_lower_first(parts[0])] + [_lower_first(p) for p in parts[1:]]) + '.')
     head = f"I am looking for a flight from {route.source} to {route.destination}. " if route is not None else ''
     return head + ' '.join(sents)
 
 # %% ../../nbs/cocoa/02_generate.ipynb #a3ceb0b5
 def draw_query(rng: np.random.Generator, tables: list[FlightTable], n: int, m: int, posform=posform_clauses,
                evaluator=query_truth, max_tries: int = 10_000) -> Query:
-    "Draw route, slots, distinct minterms and primitives until the POS is valid and the route has >= 1 positive and >= 4 negative flights."
+    """Draw route, slots, distinct minterms and primitives until the POS is valid and the route has >= 1 positive and
+    >= 4 negative flights."""
     for _ in range(max_tries):
         r = int(rng.integers(len(tables)))
         slots = rng.choice(len(SLOTS), n, replace=False).tolist()
@@ -208,15 +212,18 @@ def query_parts(q: Query) -> dict:
 # %% ../../nbs/cocoa/02_generate.ipynb #693aa74f
 def make_record(q: Query, route: Route, option_ix: list[int], answer_pos: int, rid: str, qid: str, query_text: str,
                 parts: dict | None = None) -> dict:
-    "The jsonl record of one question (the issue's schema plus query_id, slots, minterms, slot_pos, source, destination)."
+    """The jsonl record of one question (the issue's schema plus query_id, slots, minterms, slot_pos, source,
+    destination)."""
     parts = parts or query_parts(q)
     letters = LETTERS[:len(option_ix)]
     return dict(id=rid, query_id=qid, config=[len(q.slots), len(q.minterms)], query=query_text, pos=parts['pos'],
                 primitives=[dict(p) for p in parts['primitives']],
                 options={L: route.flights[j].to_json() for L, j in zip(letters, option_ix)}, answer=letters[answer_pos],
-                option_truth={L: {p.symbol: bool(q.truth[j, k]) for k, p in enumerate(q.prims)} for L, j in zip(letters, option_ix)},
+                option_truth={L: {p.symbol: bool(q.truth[j, k]) for k, p in enumerate(q.prims)}
+                              for L, j in zip(letters, option_ix)},
                 entropy={L: round(float(q.entropy[j]), 6) for L, j in zip(letters, option_ix)},
-                **parts['graph'], is_typical=parts['is_typical'], slots=list(q.slots), minterms=[list(r) for r in q.minterms],
+                **parts['graph'], is_typical=parts['is_typical'],
+                slots=list(q.slots), minterms=[list(r) for r in q.minterms],
                 slot_pos=parts['slot_pos'], source=route.source, destination=route.destination)
 
 # %% ../../nbs/cocoa/02_generate.ipynb #bee712b9
@@ -227,13 +234,15 @@ def config_rng(seed: int, ci: int) -> np.random.Generator:
 def gold_positions(n: int, rng: np.random.Generator) -> list[int]:
     """`n` answer positions (0-4 for A-E), balanced: every block of five consecutive questions puts the answer once at
     each letter, in an order drawn from `rng`; the first `5k` positions hold each letter exactly `k` times."""
-    if not isinstance(n, (int, np.integer)) or n < 0: raise CogenError(f"gold_positions: n must be a non-negative int, got {n!r}")
+    if not isinstance(n, (int, np.integer)) or n < 0:
+        raise CogenError(f"gold_positions: n must be a non-negative int, got {n!r}")
     return [int(p) for _ in range(-(-int(n) // len(LETTERS))) for p in rng.permutation(len(LETTERS))][:int(n)]
 
 # %% ../../nbs/cocoa/02_generate.ipynb #35b12211
 def generate_config(n: int, m: int, per_config: int, rng: np.random.Generator, routes: list[Route],
                     tables: list[FlightTable] | None = None, sets_per_query: int = 3, check: bool = True,
-                    posform=posform_clauses, evaluator=query_truth, gold_rng: np.random.Generator | None = None) -> list[dict]:
+                    posform=posform_clauses, evaluator=query_truth,
+                    gold_rng: np.random.Generator | None = None) -> list[dict]:
     """`per_config` checked records of configuration (n, m), their answers at the balanced `gold_positions` drawn from
     `gold_rng` (default: a child stream of `rng`, `rng.spawn(1)[0]`, which leaves `rng`'s own draws unchanged)."""
     tables = tables or [FlightTable(r.flights) for r in routes]
@@ -242,7 +251,8 @@ def generate_config(n: int, m: int, per_config: int, rng: np.random.Generator, r
     while len(recs) < per_config:
         q = draw_query(rng, tables, n, m, posform=posform, evaluator=evaluator)
         sets = choice_sets(q.entropy, q.sat)
-        if len(sets) > sets_per_query: sets = [sets[i] for i in sorted(rng.choice(len(sets), sets_per_query, replace=False).tolist())]
+        if len(sets) > sets_per_query:
+            sets = [sets[i] for i in sorted(rng.choice(len(sets), sets_per_query, replace=False).tolist())]
         route, qid = routes[q.route], f"s{n}m{m}-{qi:05d}"
         text, parts = verbalize(q, route), query_parts(q)
         for k, s in enumerate(sets[:per_config - len(recs)]):
@@ -251,7 +261,8 @@ def generate_config(n: int, m: int, per_config: int, rng: np.random.Generator, r
             at, to = perm.index(0), golds[len(recs)]
             opts[at], opts[to] = opts[to], opts[at]
             rec = make_record(q, route, opts, to, f"{qid}-{k}", qid, text, parts)
-            if check and (probs := check_record(rec)): raise CogenError('generated an inconsistent question:\n' + '\n'.join(probs))
+            if check and (probs := check_record(rec)):
+                raise CogenError('generated an inconsistent question:\n' + '\n'.join(probs))
             recs.append(rec)
         qi += 1
     return recs
@@ -262,7 +273,8 @@ def generate(per_config: int | list[int], seed: int = 0, configs=CONFIGS, n_rout
     """`per_config` questions for each (slots, minterms) configuration (or `per_config[i]` for `configs[i]`, e.g.
     `PAPER_COUNTS`), deterministic in `seed`."""
     counts = list(per_config) if isinstance(per_config, (list, tuple)) else [per_config] * len(configs)
-    if len(counts) != len(configs): raise CogenError(f"per_config has {len(counts)} counts for {len(configs)} configurations; give one count, or one per configuration")
+    if len(counts) != len(configs): raise CogenError(f"per_config has {len(counts)} counts for {len(configs)} "
+                                                     "configurations; give one count, or one per configuration")
     bad = [c for c in counts if not isinstance(c, (int, np.integer)) or c < 1]
     if bad: raise CogenError(f"per_config must be >= 1 (an int, or one int per configuration), got {per_config!r}")
     routes = make_routes(make_rng(seed), n_routes)
@@ -273,7 +285,8 @@ def generate(per_config: int | list[int], seed: int = 0, configs=CONFIGS, n_rout
         from tqdm.auto import tqdm
         it = tqdm(it, desc='cocoa configs')
     for ci, (n, m) in it:
-        if (n, m) not in CONFIGS and not (2 <= n <= len(SLOTS) and 2 <= m < 2 ** n): raise CogenError(f"config {(n, m)} is not valid")
+        if (n, m) not in CONFIGS and not (2 <= n <= len(SLOTS) and 2 <= m < 2 ** n):
+            raise CogenError(f"config {(n, m)} is not valid")
         out += generate_config(n, m, int(counts[ci]), config_rng(seed, ci), routes, tables, sets_per_query, check)
     return out
 
@@ -288,10 +301,13 @@ def write_jsonl(records: list[dict], path) -> Path:
 # %% ../../nbs/cocoa/02_generate.ipynb #2003e757
 def iter_jsonl(path):
     """`(line number, record)` for each non-blank line of a jsonl file of records (JSON objects). A missing file, a
-    folder, bytes that are not UTF-8, a line that is not JSON or not an object: `CogenError` naming the file and line."""
+    folder, bytes that are not UTF-8, a line that is not JSON or not an object: `CogenError` naming the file and
+    line."""
     p = Path(path)
     if not p.exists(): raise CogenError(f"{p}: no such file; write one with `cogen cocoa generate --out {p}`")
-    if p.is_dir(): raise CogenError(f"{p} is a folder; pass a jsonl file (one JSON object a line), e.g. one written by `cogen cocoa generate`")
+    if p.is_dir():
+        raise CogenError(
+            f"{p} is a folder; pass a jsonl file (one JSON object a line), e.g. one written by `cogen cocoa generate`")
     for i, raw in enumerate(p.read_bytes().split(b'\n'), 1):
         try: line = raw.decode('utf-8')
         except UnicodeDecodeError as e:
@@ -299,9 +315,11 @@ def iter_jsonl(path):
                              "expected one JSON object a line, as `cogen cocoa generate` writes") from None
         if not line.strip(): continue
         try: r = json.loads(line)
-        except json.JSONDecodeError as e: raise CogenError(f"{p} line {i}: not JSON ({e}); expected one JSON object a line") from None
+        except json.JSONDecodeError as e:
+            raise CogenError(f"{p} line {i}: not JSON ({e}); expected one JSON object a line") from None
         if not isinstance(r, dict):
-            raise CogenError(f"{p} line {i}: a JSON {type(r).__name__}, expected an object (one question a line, as `cogen cocoa generate` writes)")
+            raise CogenError(f"{p} line {i}: a JSON {type(r).__name__}, expected an object (one question a line, as "
+                             "`cogen cocoa generate` writes)")
         yield i, r
 
 # %% ../../nbs/cocoa/02_generate.ipynb #af9e7604
@@ -320,7 +338,8 @@ PAPER_COUNTS = (1511, 1083, 710, 723, 451, 371)
 "Questions per configuration (in `CONFIGS` order) in the paper's test split, 4,849 in all (its Table 1)."
 
 # %% ../../nbs/cocoa/02_generate.ipynb #ff162406
-DISPLAY_FIELDS = ('Airline', 'TicketClass', 'DepartureTime', 'ArrivalTime', 'TravelTime', 'NumberOfLayovers', 'LayoverLocations',
+DISPLAY_FIELDS = ('Airline', 'TicketClass', 'DepartureTime', 'ArrivalTime',
+                  'TravelTime', 'NumberOfLayovers', 'LayoverLocations',
                   'LayoverTimes', 'CarbonEmissionAvgDiff', 'Price', 'TravelDate', 'SourceCity', 'DestinationCity')
 "The fields shown for a flight, in order (the authors' flight schema)."
 
@@ -345,18 +364,23 @@ def field_type_problems(rec) -> list[str]:
     """What keeps `rec` from being a GroundCocoa record that `table1` can count: the type of each field it reads
     (empty list: fine). The full check of a record's content is `cocoa.check.check_record`."""
     if not isinstance(rec, dict): return [f"a record must be a JSON object, got a {type(rec).__name__}"]
-    probs = [f"missing field {k!r}" for k in ('config', 'query', 'options', 'is_typical', 'lcc', 'longest_path', 'max_degree', 'width') if k not in rec]
+    probs = [f"missing field {k!r}" for k in ('config', 'query', 'options', 'is_typical', 'lcc', 'longest_path',
+                                              'max_degree', 'width') if k not in rec]
     if probs: return probs
     c = rec['config']
-    if not (isinstance(c, list) and len(c) == 2 and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in c)):
+    if not (isinstance(c, list) and len(c) == 2 and all(isinstance(x, int) and not isinstance(x, bool) and x > 0
+                                                        for x in c)):
         probs.append(f"'config' must be a list [slots, minterms] of two positive integers, got {c!r}")
     if not isinstance(rec['query'], str): probs.append(f"'query' must be a string, got {type(rec['query']).__name__}")
     o = rec['options']
-    if not (isinstance(o, dict) and sorted(o) == list(LETTERS) and all(isinstance(v, dict) and isinstance(v.get('display'), dict) for v in o.values())):
+    if not (isinstance(o, dict) and sorted(o) == list(LETTERS)
+            and all(isinstance(v, dict) and isinstance(v.get('display'), dict) for v in o.values())):
         probs.append("'options' must map A-E to flights, each with a 'display' object")
-    if not isinstance(rec['is_typical'], bool): probs.append(f"'is_typical' must be true or false, got {rec['is_typical']!r}")
+    if not isinstance(rec['is_typical'], bool):
+        probs.append(f"'is_typical' must be true or false, got {rec['is_typical']!r}")
     for k in ('lcc', 'longest_path', 'max_degree', 'width'):
-        if not isinstance(rec[k], (int, float)) or isinstance(rec[k], bool): probs.append(f"{k!r} must be a number, got {rec[k]!r}")
+        if not isinstance(rec[k], (int, float)) or isinstance(rec[k], bool):
+            probs.append(f"{k!r} must be a number, got {rec[k]!r}")
     return probs
 
 # %% ../../nbs/cocoa/02_generate.ipynb #89bc1b6b
@@ -364,7 +388,8 @@ def table1(records: list[dict]) -> pd.DataFrame:
     "Table 1 of a generated set: rows are statistics, columns the configurations and Total."
     if not records: raise CogenError("table1: no records")
     for i, r in enumerate(records, 1):
-        if probs := field_type_problems(r): raise CogenError(f"table1: record {i} (id {r.get('id', '?') if isinstance(r, dict) else '?'}): {probs[0]}")
+        if probs := field_type_problems(r):
+            raise CogenError(f"table1: record {i} (id {r.get('id', '?') if isinstance(r, dict) else '?'}): {probs[0]}")
     df = pd.DataFrame(dict(config=[f"({r['config'][0]},{r['config'][1]})" for r in records],
                            qid=[r.get('query_id', r['query']) for r in records],
                            qlen=[len(r['query'].split()) for r in records],
@@ -374,10 +399,12 @@ def table1(records: list[dict]) -> pd.DataFrame:
     def col(d):
         return {'Samples': len(d), 'Unique queries': d.qid.nunique(), 'Avg. query length': d.qlen.mean(),
                 'Avg. context length': d.clen.mean(), 'Atypical share': d.atyp.mean(), 'Avg. LCC': d.lcc.mean(),
-                'Avg. longest path': d.longest_path.mean(), 'Avg. max degree': d.max_degree.mean(), 'Avg. width': d.width.mean()}
+                'Avg. longest path': d.longest_path.mean(), 'Avg. max degree': d.max_degree.mean(),
+                'Avg. width': d.width.mean()}
     order = [f"({n},{m})" for n, m in CONFIGS] + sorted(set(df.config) - {f"({n},{m})" for n, m in CONFIGS})
     out = pd.DataFrame({c: col(df[df.config == c]) for c in order if c in set(df.config)} | {'Total': col(df)})
-    vocab = Counter(w.lower() for r in records for w in re.findall(r"[\w$%':.,-]+", r['query'] + ' ' + render_options(r)))
+    vocab = Counter(w.lower() for r in records for w in re.findall(r"[\w$%':.,-]+",
+                                                                   r['query'] + ' ' + render_options(r)))
     out.loc['Vocab size'] = np.nan; out.loc['Vocab size', 'Total'] = len(vocab)
     return out
 
@@ -394,16 +421,18 @@ def draw_dependency_graph(rec: dict, ax=None):
     import matplotlib.pyplot as plt
     g = record_graph(rec)
     ax = ax if ax is not None else plt.subplots(figsize=(4.5, 3.2))[1]
-    nx.draw_networkx(g, nx.circular_layout(g), ax=ax, node_color='#cfe0f3', node_size=2200, font_size=7, edge_color='#555')
-    ax.set_title(f"{rec['slot_pos'] if 'slot_pos' in rec else rec['pos']}\nLCC {rec['lcc']}, longest path {rec['longest_path']}, "
-                 f"max degree {rec['max_degree']}", fontsize=7)
+    nx.draw_networkx(g, nx.circular_layout(g), ax=ax, node_color='#cfe0f3', node_size=2200, font_size=7,
+                     edge_color='#555')
+    ax.set_title(f"{rec['slot_pos'] if 'slot_pos' in rec else rec['pos']}\nLCC {rec['lcc']}, longest path "
+                 f"{rec['longest_path']}, max degree {rec['max_degree']}", fontsize=7)
     ax.axis('off'); ax.margins(0.25)
     return ax
 
 # %% ../../nbs/cocoa/02_generate.ipynb #953f0a16
 CLAUSE_PROMPT = ("The sentence below states one flight requirement. It is a logical OR: at least one of its parts must "
                  "hold, not all of them. Rewrite it in natural first-person English (for example as an if-then "
-                 "sentence), keeping its exact meaning, numbers and names. Answer with the rewritten sentence only.\n\n{text}")
+                 "sentence), keeping its exact meaning, numbers and names. Answer with the rewritten sentence "
+                 "only.\n\n{text}")
 PARAGRAPH_PROMPT = ("Rewrite these flight requirements as one natural paragraph in the first person. Keep every "
                     "requirement and its exact meaning; add nothing. Answer with the paragraph only.\n\n{text}")
 
@@ -414,7 +443,8 @@ def clause_texts(rec: dict) -> list[str]:
     out = []
     for c in clauses(parse_pos(rec['pos'])):
         parts = [prim[s]['text_not' if ng else 'text'] for s, ng in literals(c)]
-        out.append(parts[0] + '.' if len(parts) == 1 else 'Either ' + ', or '.join(_lower_first(x) for x in parts) + '.')
+        out.append(parts[0] + '.' if len(parts) == 1
+                   else 'Either ' + ', or '.join(_lower_first(x) for x in parts) + '.')
     return out
 
 # %% ../../nbs/cocoa/02_generate.ipynb #e0ea1631
@@ -434,4 +464,5 @@ def paraphrase(records: list[dict], model: str, max_new_tokens: int = 256, batch
     joined = [' '.join(step1[c] for c in cs) for cs in per]
     step2 = run(PARAGRAPH_PROMPT, joined)
     head = lambda r: f"I am looking for a flight from {r['source']} to {r['destination']}. " if 'source' in r else ''
-    return [{**r, 'query': head(r) + step2[j], 'query_template': r['query'], 'paraphrase_model': model} for r, j in zip(records, joined)]
+    return [{**r, 'query': head(r) + step2[j], 'query_template': r['query'], 'paraphrase_model': model}
+            for r, j in zip(records, joined)]

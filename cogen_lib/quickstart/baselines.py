@@ -31,16 +31,20 @@ def f1_matrix(preds: list[str], golds: list[str]) -> np.ndarray:
 
 # %% ../../nbs/quickstart/00_baselines.ipynb #45de103f
 def best_constant_lf(lfs, rng: np.random.Generator, n_cand: int = 2000, n_ref: int = 2000) -> tuple[str, float]:
-    "The candidate among `n_cand` seeded draws of `lfs` with the highest mean token F1 against `n_ref` further draws (ties: the first drawn), and that mean."
+    """The candidate among `n_cand` seeded draws of `lfs` with the highest mean token F1 against `n_ref` further
+    draws (ties: the first drawn), and that mean."""
     lfs = np.asarray(lfs, dtype=object)
-    cand, ref = lfs[rng.choice(len(lfs), min(n_cand, len(lfs)), replace=False)], lfs[rng.choice(len(lfs), min(n_ref, len(lfs)), replace=False)]
+    cand, ref = (lfs[rng.choice(len(lfs), min(n_cand, len(lfs)), replace=False)],
+                 lfs[rng.choice(len(lfs), min(n_ref, len(lfs)), replace=False)])
     m = f1_matrix(list(cand), list(ref)).mean(1)
     i = int(np.argmax(m))                          # argmax keeps the first of tied candidates
     return str(cand[i]), float(m[i])
 
 # %% ../../nbs/quickstart/00_baselines.ipynb #b6f29eb0
-def input_blind(examples: pd.DataFrame, train_lfs, constant_lf: str, rng: np.random.Generator, gold: str = 'lf') -> pd.DataFrame:
-    "`examples` with the answers of the random and the constant training-form baselines (`random_lf`, `constant_lf`) and their exact match and token F1 against `gold`."
+def input_blind(examples: pd.DataFrame, train_lfs, constant_lf: str, rng: np.random.Generator,
+                gold: str = 'lf') -> pd.DataFrame:
+    """`examples` with the answers of the random and the constant training-form baselines (`random_lf`,
+    `constant_lf`) and their exact match and token F1 against `gold`."""
     out = examples.copy()
     out['random_lf'] = np.asarray(train_lfs, dtype=object)[rng.integers(0, len(train_lfs), len(out))]
     out['constant_lf'] = constant_lf

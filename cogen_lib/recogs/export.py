@@ -34,7 +34,8 @@ def benchmark(seed: int = 0, limit: int = 0, variant: str = 'recogs-v2', shots: 
     `seed`, the same for every record); `limit` keeps the first `limit` rows of each split (0: all); `max_gen_toks`:
     the harness's generation budget in the model's tokens (default 512, the paper's decoding bound)."""
     from cogen_lib.recogs.rewrites import convert, VARIANTS
-    if variant not in VARIANTS: raise CogenError(f"recogs export: variant {variant!r}; use one of {', '.join(VARIANTS)}")
+    if variant not in VARIANTS:
+        raise CogenError(f"recogs export: variant {variant!r}; use one of {', '.join(VARIANTS)}")
     if shots < 0: raise CogenError(f"recogs export: shots {shots}; give 0 or more demonstrations")
     if max_gen_toks < 1: raise CogenError(f"recogs export: max_gen_toks {max_gen_toks}; give a positive token budget")
     train = convert(variant, 'train', seed)
@@ -48,8 +49,11 @@ def benchmark(seed: int = 0, limit: int = 0, variant: str = 'recogs-v2', shots: 
                       for i, (s, lf, t) in enumerate(zip(df.sentence, df.lf, df['type']))]
     return Benchmark('recogs', f"cogen_{variant.replace('-', '_')}", 'generate_until', out,
                      description=(f"The {variant} variant of COGS built by cogen (Wu, Manning & Potts 2023's rewrites; "
-                                  f"COGS by Kim & Linzen 2020), {shots}-shot prompts; scored by Semantic Exact Match (sem) "
-                                  "and exact match of the first generated line. The item id is the row's position in the split."),
+                                  f"COGS by Kim & Linzen 2020), {shots}-shot prompts; scored by Semantic Exact Match "
+                                  "(sem) and exact match of the first generated line. The item id is the row's "
+                                  "position in the split."),
                      license='MIT (COGS, Kim & Linzen 2020); rewrites by cogen', sources=['cogs'], seed=seed,
-                     params=dict(variant=variant, shots=shots, max_gen_toks=max_gen_toks, limit=limit, splits=list(splits), demo_rows=pick),
-                     metrics=['sem', 'exact_match'], metric_source=METRIC_SOURCE, until=['\n'], max_gen_toks=max_gen_toks)
+                     params=dict(variant=variant, shots=shots, max_gen_toks=max_gen_toks, limit=limit,
+                                 splits=list(splits), demo_rows=pick),
+                     metrics=['sem', 'exact_match'], metric_source=METRIC_SOURCE, until=['\n'],
+                     max_gen_toks=max_gen_toks)

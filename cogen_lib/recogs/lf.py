@@ -17,12 +17,14 @@ __all__ = ['LFParseError', 'Arg', 'x_var', 'index_var', 'Conjunct', 'LF', 'token
 class LFParseError(CogenError):
     "A malformed logical form; `.pos` is the character offset and `.token` the token index where parsing failed."
     def __init__(self, msg: str, lf: str, pos: int, token: int):
-        super().__init__(f"malformed logical form at char {pos} (token {token}): {msg}; in {lf[:200]!r}{'...' if len(lf) > 200 else ''}")
+        super().__init__(f"malformed logical form at char {pos} (token {token}): {msg}; in "
+                         f"{lf[:200]!r}{'...' if len(lf) > 200 else ''}")
         self.lf, self.pos, self.token = lf, pos, token
 
 # %% ../../nbs/recogs/00_lf.ipynb #ce0b2643
 class Arg(NamedTuple):
-    "One argument of a conjunct: `kind` is 'x' (`x _ N`), 'index' (`N`), 'bound' (a LAMBDA variable) or 'name' (a constant)."
+    """One argument of a conjunct: `kind` is 'x' (`x _ N`), 'index' (`N`), 'bound' (a LAMBDA variable) or 'name' (a
+    constant)."""
     kind: str
     text: str
 
@@ -69,7 +71,8 @@ class Conjunct(NamedTuple):
 
     @property
     def is_noun(self) -> bool:
-        "A one-place predication with a one-part predicate whose argument is a free variable: `cat ( x _ 1 )`, `Emma ( 5 )`."
+        """A one-place predication with a one-part predicate whose argument is a free variable: `cat ( x _ 1 )`,
+        `Emma ( 5 )`."""
         return len(self.args) == 1 and len(self.pred) == 1 and self.args[0].is_var
 
     @property
@@ -172,7 +175,8 @@ def _fast_parse(s: str) -> LF | None:
         c = cache.get(k := m.group(0))
         if c is None:
             d, p, a, sep = m.groups()
-            c = cache[k] = Conjunct(d is not None, tuple(p.split(' . ')), tuple(_arg(t, bound) for t in a.split(' , ')), sep)
+            c = cache[k] = Conjunct(d is not None, tuple(p.split(' . ')), tuple(_arg(t, bound) for t in a.split(' , ')),
+                                    sep)
         conjs.append(c)
     return LF(tuple(conjs), tuple(lambdas))
 
@@ -244,7 +248,8 @@ class _Parser:
         return Conjunct(definite, tuple(pred), tuple(args), sep)
 
     def lf(self) -> LF:
-        if len(self.toks) == 1 and self.peek() not in _RESERVED and _NAME_RE.fullmatch(self.peek()): return LF(name=self.peek())
+        if len(self.toks) == 1 and self.peek() not in _RESERVED and _NAME_RE.fullmatch(self.peek()):
+            return LF(name=self.peek())
         lambdas = []
         while self.peek() == 'LAMBDA':
             self.i += 1
@@ -283,7 +288,8 @@ def render_conjuncts(conjs) -> str:
     for i, c in enumerate(conjs):
         out.append(str(c))
         if i < len(conjs) - 1:
-            if c.sep not in (';', 'AND'): raise CogenError(f"conjunct {i} ({c}) is not the last but has separator {c.sep!r}; use ';' or 'AND'")
+            if c.sep not in (';', 'AND'):
+                raise CogenError(f"conjunct {i} ({c}) is not the last but has separator {c.sep!r}; use ';' or 'AND'")
             out.append(c.sep)
     return ' '.join(out)
 
@@ -291,7 +297,8 @@ def render_conjuncts(conjs) -> str:
 def render(lf: LF) -> str:
     "The string of `lf`: `render(parse_lf(s)) == s`."
     if lf.name is not None:
-        if lf.conjuncts or lf.lambdas: raise CogenError(f"an LF with a bare name {lf.name!r} cannot also have conjuncts or lambdas")
+        if lf.conjuncts or lf.lambdas:
+            raise CogenError(f"an LF with a bare name {lf.name!r} cannot also have conjuncts or lambdas")
         return lf.name
     if not lf.conjuncts: raise CogenError("an LF needs a name or at least one conjunct")
     return ''.join(f'LAMBDA {v} . ' for v in lf.lambdas) + render_conjuncts(lf.conjuncts)

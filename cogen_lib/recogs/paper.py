@@ -18,7 +18,8 @@ __all__ = ['CATS', 'STRUCTURAL', 'PAPER', 'PAPER_BUDGET', 'PAPER_T4', 'T4_COLS',
 # %% ../../nbs/recogs/03_paper.ipynb #7327a992
 CATS = {'subj_to_obj_proper': 'Subj -> Obj Proper', 'prim_to_obj_proper': 'Prim -> Obj Proper',
         'prim_to_subj_proper': 'Prim -> Subj Proper', 'obj_pp_to_subj_pp': 'Obj PP -> Subj PP',
-        'cp_recursion': 'CP Recursion', 'pp_recursion': 'PP Recursion', 'overall': 'Gen overall', 'test': 'Test', 'dev': 'Dev'}
+        'cp_recursion': 'CP Recursion', 'pp_recursion': 'PP Recursion', 'overall': 'Gen overall', 'test': 'Test',
+        'dev': 'Dev'}
 STRUCTURAL = ('obj_pp_to_subj_pp', 'cp_recursion', 'pp_recursion')
 
 # %% ../../nbs/recogs/03_paper.ipynb #2a13dee6
@@ -29,7 +30,8 @@ PAPER_BUDGET = {'transformer': '20 runs, 300 epochs, GPU (the paper)', 'lstm': '
 def paper_cell(s: str) -> tuple[float, float, float]:
     "The mean and the bootstrap interval of one typed-in table cell `'mean[low, high]'`."
     m = re.fullmatch(r'\s*([\d.]+)\s*\[\s*([\d.]+),\s*([\d.]+)\]\s*', s)
-    if m is None: raise CogenError(f"recogs.paper: table cell {s!r} is not 'mean[low, high]'; fix it in nbs/recogs/03_paper.ipynb")
+    if m is None: raise CogenError(f"recogs.paper: table cell {s!r} is not 'mean[low, high]'; fix it in "
+                                   "nbs/recogs/03_paper.ipynb")
     return float(m.group(1)), float(m.group(2)), float(m.group(3))
 
 # %% ../../nbs/recogs/03_paper.ipynb #fee89bb1
@@ -40,9 +42,12 @@ PAPER_T4 = {
     ('lstm', 'token-removal-2'): ['7.2[1.6, 12.9]', '24.6[14.5, 34.8]', '88.1[78.2, 98.1]', '39.6[36.7, 42.5]'],
     ('lstm', 'token-removal-3'): ['5.5[1.2, 9.8]', '14.7[5.8, 23.6]', '65.4[45.6, 85.3]', '36.5[32.8, 40.2]'],
     ('transformer', 'cogs'): ['74.4[71.9, 76.9]', '62.4[60.1, 64.6]', '97.6[96.4, 98.8]', '81.3[80.7, 81.9]'],
-    ('transformer', 'token-removal-1'): ['91.9[90.0, 93.9]', '81.1[74.5, 87.7]', '99.2[98.6, 99.7]', '83.6[82.9, 84.3]'],
-    ('transformer', 'token-removal-2'): ['86.0[83.2, 88.9]', '71.2[61.3, 81.1]', '97.8[95.5, 100.2]', '82.8[82.1, 83.4]'],
-    ('transformer', 'token-removal-3'): ['88.3[84.4, 92.2]', '73.4[65.8, 81.0]', '99.0[98.7, 99.4]', '83.4[82.8, 84.0]'],
+    ('transformer', 'token-removal-1'): ['91.9[90.0, 93.9]', '81.1[74.5, 87.7]', '99.2[98.6, 99.7]',
+                                         '83.6[82.9, 84.3]'],
+    ('transformer', 'token-removal-2'): ['86.0[83.2, 88.9]', '71.2[61.3, 81.1]', '97.8[95.5, 100.2]',
+                                         '82.8[82.1, 83.4]'],
+    ('transformer', 'token-removal-3'): ['88.3[84.4, 92.2]', '73.4[65.8, 81.0]', '99.0[98.7, 99.4]',
+                                         '83.4[82.8, 84.0]'],
 }
 T4_COLS = ['subj_to_obj_proper', 'prim_to_obj_proper', 'prim_to_subj_proper', 'overall']
 
@@ -65,7 +70,8 @@ T6_COLS = ['obj_pp_to_subj_pp', 'cp_recursion', 'pp_recursion', 'overall']
 
 # %% ../../nbs/recogs/03_paper.ipynb #28f822e0
 # Figure 5 prints no numbers; its text gives Obj PP -> Subj PP on ReCOGS (SEM, mean of 20 runs)
-PAPER_F5_TEXT = {('lstm', 'recogs-v2', 'obj_pp_to_subj_pp'): 13.4, ('transformer', 'recogs-v2', 'obj_pp_to_subj_pp'): 4.5}
+PAPER_F5_TEXT = {('lstm', 'recogs-v2', 'obj_pp_to_subj_pp'): 13.4,
+                 ('transformer', 'recogs-v2', 'obj_pp_to_subj_pp'): 4.5}
 
 # %% ../../nbs/recogs/03_paper.ipynb #e2ba7436
 # authors' logs: per seed (42, 66, 77, 88, 99) overall_acc, obj_pp_to_subj_pp, cp_recursion, pp_recursion
@@ -76,13 +82,15 @@ AUTHOR_LOGS = {
     ('lstm', 'cogs', 'logs/lstm/Mar-07-2023_ende_lstm_cogs_cogs.json'): dict(
         overall=[35.8333, 22.2143, 14.1524, 35.0286, 30.9048], obj_pp_to_subj_pp=[0.0] * 5,
         cp_recursion=[0.0] * 5, pp_recursion=[8.6, 2.0, 5.8, 5.5, 2.4]),
-    ('transformer', 'recogs-pos', 'logs/transformer/Jul-04-2023_ende_transformer_recogs_positional_index_cogs.json'): dict(
+    ('transformer', 'recogs-pos',
+     'logs/transformer/Jul-04-2023_ende_transformer_recogs_positional_index_cogs.json'): dict(
         overall=[87.1190, 84.9000, 87.5905, 85.8905, 85.4095], obj_pp_to_subj_pp=[0.0] * 5,
         cp_recursion=[55.6, 58.1, 58.8, 55.6, 51.5], pp_recursion=[8.4, 1.1, 6.8, 4.8, 0.5]),
     ('lstm', 'recogs-pos', 'logs/lstm/Jul-05-2023_ende_lstm_recogs_positional_index_cogs.json'): dict(
         overall=[46.9381, 57.6238, 48.1476, 42.0810, 48.8333], obj_pp_to_subj_pp=[0.0] * 5,
         cp_recursion=[53.5, 64.8, 72.3, 65.9, 56.3], pp_recursion=[9.2, 12.6, 8.4, 12.0, 13.6]),
-    ('transformer', 'token-removal-3', 'logs/transformer/Mar-07-2023_ende_transformer_cogs_token_removal_remove_x_(,).json'): dict(
+    ('transformer', 'token-removal-3',
+     'logs/transformer/Mar-07-2023_ende_transformer_cogs_token_removal_remove_x_(,).json'): dict(
         overall=[83.5905, 84.2571, 85.2333, 81.8810, 84.1905], obj_pp_to_subj_pp=[0.0] * 5,
         cp_recursion=[0.1, 0.2, 0.0, 0.1, 0.4], pp_recursion=[10.7, 11.3, 11.4, 10.5, 9.0]),
     ('transformer', 'concat-3072', 'logs/transformer/Mar-07-2023_ende_transformer_cogs_concat_k_3072.json'): dict(
@@ -113,8 +121,9 @@ def log_mean(anchors: pd.DataFrame, m: str, v: str, c: str) -> float:
 
 # %% ../../nbs/recogs/03_paper.ipynb #733d4ea2
 def paper_effects(anchors: pd.DataFrame | None = None) -> dict[str, float]:
-    """Each claim id of `claims/recogs.yaml` (but the in-distribution equivalences) and its number, from the typed-in tables and
-    logs. A claim tested under our distinct-indices decoding (`-distinct`) quotes the same paper number as its greedy twin."""
+    """Each claim id of `claims/recogs.yaml` (but the in-distribution equivalences) and its number, from the typed-in
+    tables and logs. A claim tested under our distinct-indices decoding (`-distinct`) quotes the same paper number as
+    its greedy twin."""
     anchors = author_anchors() if anchors is None else anchors
     t6 = lambda v, c: paper_cell(PAPER_T6['transformer', v][T6_COLS.index(c)])[0]
     lg = lambda v, c: log_mean(anchors, 'transformer', v, c)
@@ -122,9 +131,13 @@ def paper_effects(anchors: pd.DataFrame | None = None) -> dict[str, float]:
             'pos-above-cogs-cp-recursion': lg('recogs-pos', 'cp_recursion') - lg('cogs', 'cp_recursion'),
             'recogs-below-pos': lg('recogs (Mar 2023)', 'overall') - lg('recogs-pos', 'overall'),
             'recogs-below-cogs': lg('recogs (Mar 2023)', 'overall') - lg('cogs', 'overall'),
-            'lstm-above-transformer-recogs-objpp': PAPER_F5_TEXT['lstm', 'recogs-v2', 'obj_pp_to_subj_pp'] - PAPER_F5_TEXT['transformer', 'recogs-v2', 'obj_pp_to_subj_pp'],
-            **{f'cogs-{k}-near-zero': t6('cogs', c) for k, c in (('objpp', 'obj_pp_to_subj_pp'), ('cp-recursion', 'cp_recursion'), ('pp-recursion', 'pp_recursion'))},
-            'token-removal-prim-obj-proper': paper_cell(PAPER_T4['transformer', 'token-removal-1'][1])[0] - paper_cell(PAPER_T4['transformer', 'cogs'][1])[0],
+            'lstm-above-transformer-recogs-objpp': PAPER_F5_TEXT['lstm', 'recogs-v2', 'obj_pp_to_subj_pp']
+                                                   - PAPER_F5_TEXT['transformer', 'recogs-v2', 'obj_pp_to_subj_pp'],
+            **{f'cogs-{k}-near-zero': t6('cogs', c) for k, c in (('objpp', 'obj_pp_to_subj_pp'),
+                                                                 ('cp-recursion', 'cp_recursion'),
+                                                                 ('pp-recursion', 'pp_recursion'))},
+            'token-removal-prim-obj-proper': paper_cell(PAPER_T4['transformer', 'token-removal-1'][1])[0]
+                                             - paper_cell(PAPER_T4['transformer', 'cogs'][1])[0],
             'concat-cp-recursion': lg('concat-3072', 'cp_recursion') - lg('cogs', 'cp_recursion'),
             'concat-pp-recursion': lg('concat-3072', 'pp_recursion') - lg('cogs', 'pp_recursion'),
             'preposing-objpp': t6('preposing', 'obj_pp_to_subj_pp') - t6('cogs', 'obj_pp_to_subj_pp'),
@@ -134,12 +147,15 @@ def paper_effects(anchors: pd.DataFrame | None = None) -> dict[str, float]:
 # %% ../../nbs/recogs/03_paper.ipynb #1bfe9801
 def check_paper_effects(claims, anchors: pd.DataFrame | None = None) -> dict[str, float]:
     "`paper_effects`, after checking that `claims` (a `load_claims('recogs')`) quotes each of them within 0.05 points."
-    got, ids = paper_effects(anchors), {c.id for c in claims if not c.untestable} - {'recogs-in-distribution', 'recogs-in-distribution-distinct'}
+    got, ids = paper_effects(anchors), {c.id for c in claims if not c.untestable} - {'recogs-in-distribution',
+                                                                                     'recogs-in-distribution-distinct'}
     if set(got) != ids:
-        raise CogenError(f"claims/recogs.yaml: claims {sorted(ids ^ set(got))} are not those recogs.paper.paper_effects derives; "
-                         "derive the new claim's number in nbs/recogs/03_paper.ipynb or drop it")
+        raise CogenError(f"claims/recogs.yaml: claims {sorted(ids ^ set(got))} are not those "
+                         "recogs.paper.paper_effects derives; derive the new claim's number in "
+                         "nbs/recogs/03_paper.ipynb or drop it")
     bad = {k: (v, claims[k].paper_effect) for k, v in got.items() if not abs(v - claims[k].paper_effect) <= 0.05}
-    if bad: raise CogenError(f"claims/recogs.yaml: paper_effect of {bad} (tables, file) differs from the typed-in tables; fix the file or the tables")
+    if bad: raise CogenError(f"claims/recogs.yaml: paper_effect of {bad} (tables, file) differs from the typed-in "
+                             "tables; fix the file or the tables")
     return got
 
 # %% ../../nbs/recogs/03_paper.ipynb #444689f1
@@ -147,7 +163,8 @@ VAR_LABEL = {'cogs': 'COGS', 'token-removal-1': '+ Token Removal {x _}', 'token-
              'token-removal-3': '+ Token Removal {x _ ( ) ,}', 'preposing': '+ Preposing',
              'preposing+sprinkles': '+ Preposing + Filler Words (ours: sprinkles, filler words only)',
              'participial': '+ Participial Verb Phrase', 'participial-easy': '+ Participial Verb Phrase (easy)',
-             'concat-3072': '+ Concatenation (k = 3072)', 'recogs-pos': 'ReCOGS_pos', 'recogs-v2': 'ReCOGS (recogs-v2)', 'recogs-v1': 'ReCOGS v1 (ours, nmod first)'}
+             'concat-3072': '+ Concatenation (k = 3072)', 'recogs-pos': 'ReCOGS_pos', 'recogs-v2': 'ReCOGS (recogs-v2)',
+             'recogs-v1': 'ReCOGS v1 (ours, nmod first)'}
 
 # %% ../../nbs/recogs/03_paper.ipynb #d16bf523
 def metric_of(v: str) -> str:
@@ -158,7 +175,8 @@ METRIC_NAME = {'exact_match': 'exact match', 'sem': 'SEM'}
 
 # %% ../../nbs/recogs/03_paper.ipynb #32ea8eb7
 def per_run_of(rows: pd.DataFrame) -> pd.DataFrame:
-    "One row per run, metric and group (%): each gen category, `overall` (all gen rows), dev and test, with the run's Wilson interval and n."
+    """One row per run, metric and group (%): each gen category, `overall` (all gen rows), dev and test, with the
+    run's Wilson interval and n."""
     acc = rows[rows.metric.isin(['exact_match', 'sem']) & rows.split.isin(['gen', 'dev', 'test'])].copy()
     acc = acc[(acc.split == 'gen') | (acc.category == '')]
     acc['category'] = np.where(acc.split == 'gen', acc.category.where(acc.category != '', 'overall'), acc.split)
@@ -168,14 +186,16 @@ def per_run_of(rows: pd.DataFrame) -> pd.DataFrame:
     dup = acc.duplicated(keys, keep=False)
     if dup.any():
         d = acc[dup].iloc[0]
-        raise CogenError(f"{d.source}: runs {sorted(set(acc[dup & (acc.source == d.source) & (acc.variant == d.variant)].slug))} share "
-                         f"model {d.model}, variant {d.variant} and seed {d.seed}; the summary pairs runs by seed, so give each run of a "
-                         f"profile its own seed (or put the other budget in another profile)")
+        raise CogenError(f"{d.source}: runs "
+                         f"{sorted(set(acc[dup & (acc.source == d.source) & (acc.variant == d.variant)].slug))} share "
+                         f"model {d.model}, variant {d.variant} and seed {d.seed}; the summary pairs runs by seed, so "
+                         "give each run of a profile its own seed (or put the other budget in another profile)")
     return acc[['slug', *keys, 'value', 'ci_low', 'ci_high', 'n']].reset_index(drop=True)
 
 # %% ../../nbs/recogs/03_paper.ipynb #9fc53edd
 def over_seeds(g):
-    "Mean of one group's runs over seeds: t interval over >= 2 seeds (clipped to [0, 100]); one seed, or seeds all equal: Wilson over the rows."
+    """Mean of one group's runs over seeds: t interval over >= 2 seeds (clipped to [0, 100]); one seed, or seeds all
+    equal: Wilson over the rows."""
     s, vals = len(g), g.value.to_numpy()
     if s >= 2 and vals.std() > 0:
         si = seed_interval(vals)
@@ -189,7 +209,8 @@ def over_seeds(g):
 
 # %% ../../nbs/recogs/03_paper.ipynb #958164b6
 def aggregate(per_run):
-    "Per source, model, variant, metric and group: `over_seeds`, the seeds, the rows per seed (`n`) and the per-seed values."
+    """Per source, model, variant, metric and group: `over_seeds`, the seeds, the rows per seed (`n`) and the
+    per-seed values."""
     out = []
     for k, g in per_run.groupby(['source', 'model', 'variant', 'metric', 'category'], sort=True):
         g = g.sort_values('seed', kind='stable')
@@ -197,8 +218,8 @@ def aggregate(per_run):
         out.append(dict(zip(['source', 'model', 'variant', 'metric', 'category'], k), mean=m, ci_low=lo, ci_high=hi,
                         seeds=len(g), n=int(g.n.min()), n_max=int(g.n.max()), interval=how,
                         per_seed=', '.join(f'{int(s)}: {v:.1f}' for s, v in zip(g.seed, g.value))))
-    return pd.DataFrame(out, columns=['source', 'model', 'variant', 'metric', 'category', 'mean', 'ci_low', 'ci_high', 'seeds',
-                                      'n', 'n_max', 'interval', 'per_seed'])
+    return pd.DataFrame(out, columns=['source', 'model', 'variant', 'metric', 'category', 'mean', 'ci_low', 'ci_high',
+                                      'seeds', 'n', 'n_max', 'interval', 'per_seed'])
 
 # %% ../../nbs/recogs/03_paper.ipynb #57ea00d5
 def cell(a):
@@ -218,8 +239,10 @@ def budget_fields(b: pd.DataFrame) -> dict:
     r = b.iloc[0]
     num = lambda k: float(r[k]) if k in r and pd.notna(r[k]) else 0.0
     size = f"hidden {int(num('hidden'))}" if num('hidden') else 'paper size'
-    if str(r.get('shared_vocab', False)).lower() in ('true', '1', '1.0'): size += ", ONE embedding matrix for source, target and output (not the paper's model)"
-    if str(r.get('scale_embeddings', False)).lower() in ('true', '1', '1.0'): size += ", word embeddings scaled by sqrt(hidden) (not the authors' layers)"
+    if str(r.get('shared_vocab', False)).lower() in ('true', '1', '1.0'):
+        size += ", ONE embedding matrix for source, target and output (not the paper's model)"
+    if str(r.get('scale_embeddings', False)).lower() in ('true', '1', '1.0'):
+        size += ", word embeddings scaled by sqrt(hidden) (not the authors' layers)"
     per_cat = b.loc[(b.metric == 'exact_match') & (b.split == 'gen') & (b.category != ''), 'n'].astype(int)
     has_dev = 'device' in b and b.device.notna().any()
     devices = sorted(set(b.device.dropna().astype(str))) if has_dev else ['device not recorded']
@@ -230,10 +253,12 @@ def budget_fields(b: pd.DataFrame) -> dict:
     this_call, epochs_all = first('epochs_run_this_call'), first('train_epochs')
     resumed = sorted(s for s in walls.index if s in this_call.index and this_call[s] < epochs_all[s])
     walls = walls.drop(resumed)
-    return dict(model=r.model, size=size, params=int(first('n_params').iloc[0]), epochs=int(first('train_epochs').iloc[0]),
-                train_rows=int(first('train_rows').iloc[0]), batch=f"batch {int(num('batch_size'))}" if num('batch_size') else 'paper batch',
+    return dict(model=r.model, size=size, params=int(first('n_params').iloc[0]),
+                epochs=int(first('train_epochs').iloc[0]), train_rows=int(first('train_rows').iloc[0]),
+                batch=f"batch {int(num('batch_size'))}" if num('batch_size') else 'paper batch',
                 lr=f"lr {num('lr'):g}" if num('lr') else 'paper lr', seeds=sorted(b.seed.unique()),
-                per_cat=(f"{per_cat.min():,}" if per_cat.min() == per_cat.max() else f"{per_cat.min():,}-{per_cat.max():,}"),
+                per_cat=(f"{per_cat.min():,}" if per_cat.min() == per_cat.max()
+                         else f"{per_cat.min():,}-{per_cat.max():,}"),
                 devices=devices, device=', '.join(devices),
                 commit=', '.join(sorted(set(b.commit.dropna().astype(str).str[:10]))) if has_dev else '',
                 train_min=first('train_seconds').mean() / 60, decode_s=dec.mean() if len(dec) else float('nan'),
@@ -245,22 +270,29 @@ def budget_fields(b: pd.DataFrame) -> dict:
 def budget_line(f: dict, short: bool = False) -> str:
     "The budget of `budget_fields` as one line; `short`: epochs, rows, seeds, rows per category, device."
     seeds = f"seed{'s' if len(f['seeds']) > 1 else ''} {', '.join(map(str, f['seeds']))}"
-    if short: return f"{f['epochs']} epochs x {f['train_rows']:,} rows, {seeds}, {f['per_cat']} rows per gen category, {f['device']}"
-    t = f"training {f['train_min']:.0f} min" + (f", gen decoding {f['decode_s']:.0f} s" if f['decode_s'] == f['decode_s'] else '') + ' per run'
-    if f['wall_h'] == f['wall_h']: t += f" ({f['wall_h']:.2f} h wall" + (f", {len(f['resumed'])} resumed run(s) left out" if f['resumed'] else '') + ')'
-    return (f"{f['model']} {f['size']} ({f['params'] / 1e6:.1f}M params), {f['epochs']} epochs x {f['train_rows']:,} train rows, "
-            f"{f['batch']}, {f['lr']}; {seeds}; {f['per_cat']} rows per gen category; {f['device']}"
+    if short:
+        return (f"{f['epochs']} epochs x {f['train_rows']:,} rows, {seeds}, {f['per_cat']} rows per gen category, "
+                f"{f['device']}")
+    t = f"training {f['train_min']:.0f} min" + (f", gen decoding {f['decode_s']:.0f} s"
+                                                if f['decode_s'] == f['decode_s'] else '') + ' per run'
+    if f['wall_h'] == f['wall_h']: t += f" ({f['wall_h']:.2f} h wall" + (
+        f", {len(f['resumed'])} resumed run(s) left out" if f['resumed'] else '') + ')'
+    return (f"{f['model']} {f['size']} ({f['params'] / 1e6:.1f}M params), {f['epochs']} epochs x {f['train_rows']:,} "
+            f"train rows, {f['batch']}, {f['lr']}; {seeds}; {f['per_cat']} rows per gen category; {f['device']}"
             + (f", commit {f['commit']}" if f['commit'] else '') + f"; {t}")
 
 # %% ../../nbs/recogs/03_paper.ipynb #0b0e9cdd
 def budget_row(f: dict) -> dict:
     "The budget table's columns for the `budget_fields` `f` of one source's runs of a model and variant."
-    return {'seeds': len(f['seeds']), 'rows per gen category': f['per_cat'], 'train rows': f['train_rows'], 'epochs': f['epochs'],
-            'params (M)': f['params'] / 1e6, 'gen decoding s per run': round(f['decode_s'], 1) if f['decode_s'] == f['decode_s'] else '—',
+    return {'seeds': len(f['seeds']), 'rows per gen category': f['per_cat'], 'train rows': f['train_rows'],
+            'epochs': f['epochs'], 'params (M)': f['params'] / 1e6,
+            'gen decoding s per run': round(f['decode_s'], 1) if f['decode_s'] == f['decode_s'] else '—',
             'gen rows decoded': f['decoded'],
-            'wall h per run': (f"{f['wall_h']:.2f}" if f['wall_h'] == f['wall_h'] else '—') + (f" ({len(f['resumed'])} resumed: left out)" if f['resumed'] else ''),
+            'wall h per run': (f"{f['wall_h']:.2f}" if f['wall_h'] == f['wall_h'] else '—')
+                              + (f" ({len(f['resumed'])} resumed: left out)" if f['resumed'] else ''),
             'training min per run': round(f['train_min'], 1),
-            'final train loss': f"{f['final_loss']:.3g}" if f['final_loss'] == f['final_loss'] else '—', 'device': f['device'], 'commit': f['commit'] or '—'}
+            'final train loss': f"{f['final_loss']:.3g}" if f['final_loss'] == f['final_loss'] else '—',
+            'device': f['device'], 'commit': f['commit'] or '—'}
 
 # %% ../../nbs/recogs/03_paper.ipynb #451a70ae
 from functools import lru_cache
@@ -269,20 +301,24 @@ from .rewrites import convert
 
 @lru_cache(maxsize=None)
 def gold_skeletons(variant: str, split: str) -> np.ndarray:
-    "The gold LFs' skeletons of `split` under `variant`, by row (indices drawn with seed 0; a skeleton does not depend on them)."
+    """The gold LFs' skeletons of `split` under `variant`, by row (indices drawn with seed 0; a skeleton does not
+    depend on them)."""
     return np.array([index_skeleton(g) for g in convert(variant, split, 0).lf])
 
 # %% ../../nbs/recogs/03_paper.ipynb #441282f0
 def structure_of(items: pd.DataFrame, gold) -> list[dict]:
-    """Per split of one run's per-item outcomes `items` (columns `item` as `split:row`, `split`, `prediction`, `sem`): n,
-    SEM, structure with indices abstracted and index collisions (%) with Wilson intervals; `gold(split)`: the gold skeletons by row."""
+    """Per split of one run's per-item outcomes `items` (columns `item` as `split:row`, `split`, `prediction`,
+    `sem`): n, SEM, structure with indices abstracted and index collisions (%) with Wilson intervals; `gold(split)`:
+    the gold skeletons by row."""
     out = []
     for split, d in items.groupby('split', sort=False):
         pred = d.prediction.to_numpy()
         flags = {'SEM': d['sem'].astype(int).to_numpy() == 1,
-                 'structure': np.array([index_skeleton(p) for p in pred]) == gold(split)[d.item.str.split(':').str[1].astype(int).to_numpy()],
+                 'structure': np.array([index_skeleton(p) for p in pred])
+                              == gold(split)[d.item.str.split(':').str[1].astype(int).to_numpy()],
                  'collision': np.array([index_collision(p) for p in pred])}
         ci = {k: wilson_ci(int(f.sum()), len(f)) for k, f in flags.items()}
         out.append(dict(split=split, n=len(d), **{k: 100 * c[0] for k, c in ci.items()},
-                        **{f'{k} [95% CI]': fmt_interval(100 * c[1], 100 * c[2], 1, zero_sign=True) for k, c in ci.items()}))
+                        **{f'{k} [95% CI]': fmt_interval(100 * c[1], 100 * c[2], 1, zero_sign=True)
+                           for k, c in ci.items()}))
     return out

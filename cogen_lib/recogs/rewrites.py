@@ -74,14 +74,16 @@ def _recogs_primitive(lf: LF) -> LF:
 
 # %% ../../nbs/recogs/01_rewrites.ipynb #743b5b29
 def _split_recogs(sentence: str, lf: LF):
-    "Positional ReCOGS pieces of a non-primitive COGS LF: (noun-phrase conjuncts sorted by index, nmod conjuncts, the other body conjuncts in COGS order, body in COGS order)."
+    """Positional ReCOGS pieces of a non-primitive COGS LF: (noun-phrase conjuncts sorted by index, nmod conjuncts,
+    the other body conjuncts in COGS order, body in COGS order)."""
     toks = sentence.split(' ')
     nps = {}
     def idx(a: Arg) -> Arg:
         if a.is_var: return _var('index', _pos(a))
         if a.kind != 'name': raise CogenError(f"unexpected argument {a.text!r} in a non-primitive LF of {sentence!r}")
         n = toks.count(a.text)
-        if n != 1: raise CogenError(f"proper noun {a.text!r} occurs {n} times in {sentence!r}; its index is undefined (it must occur exactly once)")
+        if n != 1: raise CogenError(f"proper noun {a.text!r} occurs {n} times in {sentence!r}; its index is undefined "
+                                    "(it must occur exactly once)")
         i = toks.index(a.text)
         nps.setdefault((i, a.text), Conjunct(False, (a.text,), (_var('index', i),)))
         return _var('index', i)
@@ -106,7 +108,8 @@ def _split_recogs(sentence: str, lf: LF):
 # %% ../../nbs/recogs/01_rewrites.ipynb #bb214491
 def to_recogs(sentence: str, lf: str | LF, nmod_first: bool = False) -> LF:
     "The positional ReCOGS LF of one COGS example (`nmod_first`: the v1 layout, nmod conjuncts before verb conjuncts)."
-    return _to_recogs(sentence, lf, nmod_first) if isinstance(lf, str) else _to_recogs.__wrapped__(sentence, lf, nmod_first)
+    return (_to_recogs(sentence, lf, nmod_first) if isinstance(lf, str)
+            else _to_recogs.__wrapped__(sentence, lf, nmod_first))
 
 # %% ../../nbs/recogs/01_rewrites.ipynb #c54ec01e
 @lru_cache(maxsize=1 << 17)
@@ -118,13 +121,16 @@ def _to_recogs(sentence: str, lf: str | LF, nmod_first: bool) -> LF:
 
 # %% ../../nbs/recogs/01_rewrites.ipynb #913bfc9d
 def rename_indices(lf: LF, rng: np.random.Generator, pool) -> LF:
-    "`lf` with its distinct variables (in order of first appearance) mapped injectively onto numerals drawn from `pool`."
+    """`lf` with its distinct variables (in order of first appearance) mapped injectively onto numerals drawn from
+    `pool`."""
     vs = lf.variables
     if not vs: return lf
-    if len(vs) > len(pool): raise CogenError(f"{render(lf)[:120]!r} has {len(vs)} distinct variables but the numeral pool only {len(pool)}; use a larger pool")
+    if len(vs) > len(pool): raise CogenError(f"{render(lf)[:120]!r} has {len(vs)} distinct variables but the numeral "
+                                             f"pool only {len(pool)}; use a larger pool")
     pick = rng.choice(len(pool), size=len(vs), replace=False)
     m = {v: _var('index', pool[j]) for v, j in zip(vs, pick.tolist())}
-    return LF(tuple(Conjunct(c.definite, c.pred, tuple([m.get(a, a) for a in c.args]), c.sep) for c in lf.conjuncts), lf.lambdas, lf.name)
+    return LF(tuple(Conjunct(c.definite, c.pred, tuple([m.get(a, a) for a in c.args]), c.sep) for c in lf.conjuncts),
+              lf.lambdas, lf.name)
 
 # %% ../../nbs/recogs/01_rewrites.ipynb #2d7ee914
 TOKEN_REMOVAL = {1: frozenset({'x', '_'}), 2: frozenset({'x', '_', '(', ')'}), 3: frozenset({'x', '_', '(', ',', ')'})}
@@ -164,10 +170,12 @@ def restore_tokens(s: str) -> str:
 CONCAT_KS = (256, 512, 1024, 2048, 3072)
 
 def concat_triples(sentences, k: int) -> list[tuple[int, int, int]]:
-    "Positions (into `sentences`) of the `k` triples to glue: sorted by length (stable), rows -1-s, -2-s, -3-s for s = 0, 6, ..."
+    """Positions (into `sentences`) of the `k` triples to glue: sorted by length (stable), rows -1-s, -2-s, -3-s for
+    s = 0, 6, ..."""
     sentences = list(sentences)
     order = sorted(range(len(sentences)), key=lambda i: (len(sentences[i]), i))
-    if 6 * (k - 1) + 3 > len(order): raise CogenError(f"concatenating k={k} triples needs at least {6 * (k - 1) + 3} rows, got {len(order)}")
+    if 6 * (k - 1) + 3 > len(order):
+        raise CogenError(f"concatenating k={k} triples needs at least {6 * (k - 1) + 3} rows, got {len(order)}")
     return [(order[-1 - s], order[-2 - s], order[-3 - s]) for s in range(0, 6 * k, 6)]
 
 # %% ../../nbs/recogs/01_rewrites.ipynb #dbfe08d8
@@ -216,7 +224,8 @@ def _nmod_chain(lf: LF):
 
 # %% ../../nbs/recogs/01_rewrites.ipynb #923a1b26
 def _sort_body(conjs, toks):
-    "Sort body conjuncts by (first argument's position, second argument's position or -1); a name's position is its token index."
+    """Sort body conjuncts by (first argument's position, second argument's position or -1); a name's position is its
+    token index."""
     def p(a): return _pos(a) if a.is_var else toks.index(a.text)
     return sorted(conjs, key=lambda c: (p(c.args[0]), p(c.args[1]) if len(c.args) > 1 else -1))
 
@@ -289,11 +298,13 @@ def sprinkle_rows(df: pd.DataFrame, rng: np.random.Generator, p: float = 0.05) -
     return out
 
 # %% ../../nbs/recogs/01_rewrites.ipynb #f87262df
-_DOUBLE = frozenset({'prefer', 'refer', 'admit', 'begin', 'forget', 'regret', 'occur', 'permit', 'commit', 'control', 'submit', 'omit', 'compel', 'expel'})
+_DOUBLE = frozenset({'prefer', 'refer', 'admit', 'begin', 'forget', 'regret', 'occur', 'permit', 'commit', 'control',
+                     'submit', 'omit', 'compel', 'expel'})
 _VOWELS = 'aeiou'
 
 def participle(verb: str) -> str:
-    "The present participle of an English verb lemma, by rule: `eat` -> `eating`, `bake` -> `baking`, `run` -> `running`."
+    """The present participle of an English verb lemma, by rule: `eat` -> `eating`, `bake` -> `baking`, `run` ->
+    `running`."""
     v = verb
     if v.endswith('ie'): return v[:-2] + 'ying'
     if v.endswith('e') and not v.endswith(('ee', 'ye', 'oe')) and len(v) > 2: return v[:-1] + 'ing'
@@ -316,12 +327,14 @@ def cogs_lexicon() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(sorted(verbs)), tuple(sorted(nouns))
 
 # %% ../../nbs/recogs/01_rewrites.ipynb #2cae25d1
-def participial(sentence: str, lf: str | LF, rng: np.random.Generator, verbs, nouns, rel: str = 'acl') -> tuple[str, str, str]:
+def participial(sentence: str, lf: str | LF, rng: np.random.Generator, verbs, nouns,
+                rel: str = 'acl') -> tuple[str, str, str]:
     "Add one or two participial phrases to the subject or object of an eligible COGS example: `(sentence, lf, kind)`."
     lf, toks = _as_lf(lf), sentence.split(' ')
     roles = [c for c in lf.conjuncts if _is_role(c)]
     main = min(_pos(c.args[0]) for c in roles)
-    objs = [c.args[1] for c in roles if _pos(c.args[0]) == main and c.pred[1] == 'theme' and c.args[1].kind == 'x' and _pos(c.args[1]) > 1]
+    objs = [c.args[1] for c in roles if _pos(c.args[0]) == main and c.pred[1] == 'theme' and c.args[1].kind == 'x'
+            and _pos(c.args[1]) > 1]
     subj = not objs or rng.random() < 0.5
     o = 1 if subj else _pos(objs[0])
     head = [c for c in lf.conjuncts if _is_noun(c) and c.args[0].kind == 'x' and _pos(c.args[0]) == o]
@@ -349,7 +362,8 @@ def participial_eligible(sentence: str, lf: str | LF) -> bool:
 
 # %% ../../nbs/recogs/01_rewrites.ipynb #c2db8d24
 def participial_rows(df: pd.DataFrame, rng: np.random.Generator, p: float = 0.15, rel: str = 'acl') -> pd.DataFrame:
-    "Add participial phrases to each eligible row of `df` with probability `p` (`rel`: 'acl', or 'nmod' for the easy variant)."
+    """Add participial phrases to each eligible row of `df` with probability `p` (`rel`: 'acl', or 'nmod' for the
+    easy variant)."""
     verbs, nouns = cogs_lexicon()
     out = df.copy()
     for i, (s, l, t) in enumerate(zip(df.sentence.tolist(), df.lf.tolist(), df.type.tolist())):
@@ -380,7 +394,8 @@ def _rename_str(s: str, rng: np.random.Generator, pool) -> str:
     toks = s.split(' ')
     vs = list(dict.fromkeys(t for t in toks if t.isdigit()))
     if not vs: return s
-    if len(vs) > len(pool): raise CogenError(f"{s[:120]!r} has {len(vs)} distinct variables but the numeral pool only {len(pool)}; use a larger pool")
+    if len(vs) > len(pool): raise CogenError(f"{s[:120]!r} has {len(vs)} distinct variables but the numeral pool only "
+                                             f"{len(pool)}; use a larger pool")
     m = dict(zip(vs, (str(pool[j]) for j in rng.choice(len(pool), size=len(vs), replace=False).tolist())))
     return ' '.join([m.get(t, t) for t in toks])
 
@@ -416,7 +431,8 @@ def recogs_pool() -> tuple[int, ...]:
 
 # %% ../../nbs/recogs/01_rewrites.ipynb #2a907897
 def _frame(sents, lfs, types) -> pd.DataFrame:
-    return pd.DataFrame({'sentence': list(sents), 'lf': [render(l) if isinstance(l, LF) else l for l in lfs], 'type': list(types)})
+    return pd.DataFrame({'sentence': list(sents), 'lf': [render(l) if isinstance(l, LF) else l for l in lfs],
+                         'type': list(types)})
 
 # %% ../../nbs/recogs/01_rewrites.ipynb #15990087
 def _recogs(split: str, version: str, seed: int) -> pd.DataFrame:

@@ -19,7 +19,8 @@ __all__ = ['METRICS', 'SemResult', 'sem_lf', 'sem', 'em', 'Score', 'score', 'ind
 # %% ../../nbs/recogs/02_sem.ipynb #7412b138
 @dataclass(frozen=True)
 class SemResult:
-    "The verdict on one prediction: `match`, and for a non-match the `reason` (a parse error starts with 'parse error')."
+    """The verdict on one prediction: `match`, and for a non-match the `reason` (a parse error starts with 'parse
+    error')."""
     match: bool
     reason: str | None = None
 
@@ -137,7 +138,8 @@ def _sem_atoms(hp, pa, hg, ga) -> SemResult:
     if len(inv) == len(gp):   # every gold profile unique: at most one map can work
         try: m = {v: inv[k] for v, k in pp.items()}
         except KeyError: return SemResult(False, 'no variable bijection')
-        if len(set(m.values())) == len(m) and Counter((s, tuple([m[v] for v in vs])) for s, vs in pa) == gcount: return _OK
+        if len(set(m.values())) == len(m) and Counter((s, tuple([m[v] for v in vs])) for s, vs in pa) == gcount:
+            return _OK
         return SemResult(False, 'no variable bijection')
     la, n = _local(pa); lg, _ = _local(ga)
     r = _refine(la, lg, n, [-1] * n, [-1] * n)
@@ -158,7 +160,8 @@ _SLOTS: dict[str, tuple[int, ...]] = {}
 _CODES = random.Random(0)   # the slot codes: any values give the same verdicts (tested below)
 
 def _slots(t: str) -> tuple[int, ...] | None:
-    "The codes of the variable slots (`#`) of the template conjunct `t`, cached; None when `t` is not a well-formed conjunct."
+    """The codes of the variable slots (`#`) of the template conjunct `t`, cached; None when `t` is not a well-formed
+    conjunct."""
     c = _SLOTS.get(t)
     if c is None:
         if _TCONJ.fullmatch(t) is None: return None
@@ -212,7 +215,8 @@ def _hash_round(col: list[int], occ: list) -> list[int]:
 _NO_MAP = SemResult(False, 'no variable bijection')
 
 def _why(tp: list[str], tg: list[str], why: SemResult) -> SemResult:
-    "The verdict on a failed fast check: 'different predications' when the multisets of template conjuncts differ, else `why`."
+    """The verdict on a failed fast check: 'different predications' when the multisets of template conjuncts differ,
+    else `why`."""
     return SemResult(False, 'different predications') if sorted(tp) != sorted(tg) else why
 
 # %% ../../nbs/recogs/02_sem.ipynb #c4032241
@@ -246,14 +250,16 @@ def _sem_form(fp: tuple, fg: tuple, g: str) -> SemResult | None:
         where = dict(zip(colg, vg))
         m = dict(zip(vp, map(where.__getitem__, colp)))
     mapped = ''.join(chain.from_iterable(zip(frags, map(m.__getitem__, np_)))) + frags[-1]   # pred, renamed by the map
-    if sorted(mapped.replace(' ; ', ' AND ').split(' AND ')) == sorted(g.replace(' ; ', ' AND ').split(' AND ')): return _OK
+    if sorted(mapped.replace(' ; ', ' AND ').split(' AND ')) == sorted(g.replace(' ; ', ' AND ').split(' AND ')):
+        return _OK
     return _why(tp, tg, _NO_MAP)
 
 # %% ../../nbs/recogs/02_sem.ipynb #7897e98f
 def sem(pred: str, gold: str) -> SemResult:
     """Semantic Exact Match of the string `pred` against `gold` (runs of whitespace are normalised). A malformed
     prediction gives `SemResult(False, 'parse error: ...')`; a malformed gold LF raises `LFParseError`."""
-    if not isinstance(gold, str): raise LFParseError(f"gold LF must be a string, got {type(gold).__name__}", str(gold), 0, 0)
+    if not isinstance(gold, str):
+        raise LFParseError(f"gold LF must be a string, got {type(gold).__name__}", str(gold), 0, 0)
     if pred == gold and _LF_RE.fullmatch(gold) is not None: return _OK   # the same well-formed string: nothing to parse
     if len(_SLOTS) > 500_000: _SLOTS.clear()   # between pairs only: both sides of a pair must see the same codes
     g, fg = gold, _form(gold)
@@ -264,7 +270,8 @@ def sem(pred: str, gold: str) -> SemResult:
             try: hg, ga = _str_atoms(g)
             except LFParseError as e: raise LFParseError(f"gold LF: {e}", gold, e.pos, e.token) from None
     if pred == gold: return _OK
-    if not isinstance(pred, str): return SemResult(False, f'parse error: prediction is {type(pred).__name__}, not a string')
+    if not isinstance(pred, str):
+        return SemResult(False, f'parse error: prediction is {type(pred).__name__}, not a string')
     p = pred
     if fg is not None:
         fp = _form(p)
@@ -281,7 +288,8 @@ def sem(pred: str, gold: str) -> SemResult:
 # %% ../../nbs/recogs/02_sem.ipynb #027fb8eb
 def em(pred: str, gold: str) -> SemResult:
     "Exact match (strict string equality, Kim & Linzen 2020) as a `SemResult`."
-    if not isinstance(pred, str): return SemResult(False, f'parse error: prediction is {type(pred).__name__}, not a string')
+    if not isinstance(pred, str):
+        return SemResult(False, f'parse error: prediction is {type(pred).__name__}, not a string')
     return _OK if pred == gold else SemResult(False, 'strings differ')
 
 # %% ../../nbs/recogs/02_sem.ipynb #96bd167d
@@ -307,12 +315,14 @@ class Score:
 METRICS = {'sem': sem, 'em': em}
 
 # %% ../../nbs/recogs/02_sem.ipynb #9d51f5d9
-def score(preds: Sequence[str], golds: Sequence[str], metric: str = 'sem', categories: Sequence[str] | None = None) -> Score:
+def score(preds: Sequence[str], golds: Sequence[str], metric: str = 'sem',
+          categories: Sequence[str] | None = None) -> Score:
     """Score `preds` against `golds` row by row with `metric` ('sem' or 'em'); with `categories` (one per row) also
     per category (`by_category`: category, n, n_correct, accuracy; sorted by category)."""
     if metric not in METRICS: raise CogenError(f"unknown metric {metric!r}; use one of {sorted(METRICS)}")
     preds, golds = list(preds), list(golds)
-    if len(preds) != len(golds): raise CogenError(f"{len(preds)} predictions but {len(golds)} gold LFs; they must be aligned row by row")
+    if len(preds) != len(golds):
+        raise CogenError(f"{len(preds)} predictions but {len(golds)} gold LFs; they must be aligned row by row")
     if categories is not None:
         categories = [str(c) for c in categories]
         if len(categories) != len(golds): raise CogenError(f"{len(categories)} categories but {len(golds)} gold LFs")
@@ -339,12 +349,14 @@ def score(preds: Sequence[str], golds: Sequence[str], metric: str = 'sem', categ
 _UNARY = re.compile(r'(?:\* )?[^ ()]+ \( (?:x _ )?# \)')
 
 def index_skeleton(s) -> str | None:
-    "The LF string `s` with every variable index written `#` (whitespace normalised); None when `s` is no well-formed plain LF."
+    """The LF string `s` with every variable index written `#` (whitespace normalised); None when `s` is no
+    well-formed plain LF."""
     f = _form(' '.join(s.split())) if isinstance(s, str) else None
     return None if f is None else '#'.join(f[0])
 
 def index_collision(s) -> bool:
-    "Do two one-place conjuncts of the LF string `s` (`girl ( 47 )`, `burn ( 47 )`) bind the same index? False for a malformed `s`."
+    """Do two one-place conjuncts of the LF string `s` (`girl ( 47 )`, `burn ( 47 )`) bind the same index? False for
+    a malformed `s`."""
     f = _form(' '.join(s.split())) if isinstance(s, str) else None
     if f is None: return False
     _, nums, T, _ = f
@@ -363,7 +375,8 @@ def seed_table(scores: Mapping[object, Score]) -> pd.DataFrame:
     for seed, s in scores.items():
         rows.append(dict(seed=seed, category='overall', n=s.n, accuracy=s.accuracy))
         if s.by_category is not None:
-            rows += [dict(seed=seed, category=r.category, n=int(r.n), accuracy=float(r.accuracy)) for r in s.by_category.itertuples()]
+            rows += [dict(seed=seed, category=r.category, n=int(r.n), accuracy=float(r.accuracy))
+                     for r in s.by_category.itertuples()]
     return pd.DataFrame(rows, columns=['seed', 'category', 'n', 'accuracy'])
 
 # %% ../../nbs/recogs/02_sem.ipynb #daad1742

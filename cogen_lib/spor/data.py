@@ -151,20 +151,24 @@ def locate_units(pairs: list[tuple[str, str]], text: str, strict: bool = False) 
 def unit_pairs(sample: Sample) -> list[tuple[str, str]]:
     "The normalised (subject, object) of each unit that `locate_units` looks for (E2E yes/no: the attribute)."
     if sample.name is None: return [(so_conv(s), so_conv(o)) for s, _, o in sample.units]
-    return [(so_conv('none'), so_conv(v)) if v not in ('no', 'yes') else (so_conv(a), so_conv('none')) for a, v in sample.units]
+    return [(so_conv('none'), so_conv(v)) if v not in ('no', 'yes') else (so_conv(a), so_conv('none'))
+            for a, v in sample.units]
 
 # %% ../../nbs/spor/00_data.ipynb #fcc51d30
 def _webnlg_entries(path: Path, name: str):
     for e in ET.parse(path).getroot().iter('entry'):
         mts = e.find('modifiedtripleset')
-        if mts is None: raise CogenError(f"{name}: entry eid={e.get('eid')!r} has no modifiedtripleset; re-fetch the file")
+        if mts is None:
+            raise CogenError(f"{name}: entry eid={e.get('eid')!r} has no modifiedtripleset; re-fetch the file")
         triples = []
         for m in mts.iter('mtriple'):
             t = tuple(x.strip() for x in (m.text or '').split(' | '))
-            if len(t) != 3: raise CogenError(f"{name}: entry eid={e.get('eid')!r} has a malformed mtriple {m.text!r}; expected 'subject | predicate | object'")
+            if len(t) != 3: raise CogenError(f"{name}: entry eid={e.get('eid')!r} has a malformed mtriple {m.text!r}; "
+                                             "expected 'subject | predicate | object'")
             triples.append(t)
         refs = [(l.findtext('text') if l.find('text') is not None else l.text) or '' for l in e.findall('lex')]
-        yield dict(eid=e.get('eid'), category=e.get('category'), size=int(e.get('size')), triples=triples, references=refs, file=name)
+        yield dict(eid=e.get('eid'), category=e.get('category'), size=int(e.get('size')), triples=triples,
+                   references=refs, file=name)
 
 # %% ../../nbs/spor/00_data.ipynb #e70f7583
 def load_webnlg(split: str) -> pd.DataFrame:
@@ -177,14 +181,16 @@ def load_webnlg(split: str) -> pd.DataFrame:
 # %% ../../nbs/spor/00_data.ipynb #c2ea6cbd
 _MR_ITEM = re.compile(r'\s*([^\[\],]*[^\[\],\s])\s*\[([^\[\]]*)\]\s*(?:,|$)')
 _E2E_ATTR = {'eat type': 'eatType', 'price range': 'priceRange', 'family friendly': 'familyFriendly'}
-E2E_FILES = {'train': 'e2e_cleaned/train-filtered.jsonl', 'dev': 'e2e_cleaned/devel-fixed.no-ol.csv', 'test': 'e2e_cleaned/test-fixed.csv'}
+E2E_FILES = {'train': 'e2e_cleaned/train-filtered.jsonl', 'dev': 'e2e_cleaned/devel-fixed.no-ol.csv',
+             'test': 'e2e_cleaned/test-fixed.csv'}
 
 def parse_mr(mr: str) -> list[tuple[str, str]]:
     "The `(attribute, value)` pairs of an E2E MR `attr[value], attr[value], ...`, in order (values may hold commas)."
     pairs, i = [], 0
     while i < len(mr):
         m = _MR_ITEM.match(mr, i)
-        if not m: raise CogenError(f"malformed E2E MR {mr!r} at character {i} ({mr[i:i + 30]!r}): expected 'attr[value], attr[value], ...'")
+        if not m: raise CogenError(f"malformed E2E MR {mr!r} at character {i} ({mr[i:i + 30]!r}): expected "
+                                   "'attr[value], attr[value], ...'")
         pairs.append((m[1], m[2])); i = m.end()
     if not pairs: raise CogenError(f"empty E2E MR {mr!r}")
     return pairs
@@ -207,16 +213,20 @@ def _e2e_jsonl(path: Path, name: str) -> list[dict]:
             o = json.loads(line)
             pairs = [(_E2E_ATTR.get(a, a), v) for a, v in o['data']]
             if not (isinstance(o['name'], str) and all(isinstance(x, str) for p in pairs for x in p)
-                    and isinstance(o['texts'], list) and all(isinstance(t, str) for t in o['texts'])): raise TypeError('a name, value or text is not a string')
+                    and isinstance(o['texts'], list) and all(isinstance(t, str) for t in o['texts'])):
+                raise TypeError('a name, value or text is not a string')
         except (ValueError, KeyError, TypeError) as e:
-            raise CogenError(f"{name} line {i}: malformed record ({type(e).__name__}: {e}) {line[:200]!r}; expected {{'name', 'data': [[attr, value], ...], 'texts'}}")
-        rows.append(dict(name=o['name'], attributes=pairs, mr=format_mr([('name', o['name'])] + pairs), references=list(o['texts'])))
+            raise CogenError(f"{name} line {i}: malformed record ({type(e).__name__}: {e}) {line[:200]!r}; expected "
+                             f"{{'name', 'data': [[attr, value], ...], 'texts'}}")
+        rows.append(dict(name=o['name'], attributes=pairs, mr=format_mr([('name', o['name'])] + pairs),
+                         references=list(o['texts'])))
     return rows
 
 # %% ../../nbs/spor/00_data.ipynb #b5c088ec
 def _e2e_csv(path: Path, name: str) -> list[dict]:
     df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding='utf-8')
-    if not {'mr', 'ref'} <= set(df.columns): raise CogenError(f"{name}: expected columns mr, ref, got {list(df.columns)}; re-fetch it")
+    if not {'mr', 'ref'} <= set(df.columns):
+        raise CogenError(f"{name}: expected columns mr, ref, got {list(df.columns)}; re-fetch it")
     rows = {}
     for i, (mr, ref) in enumerate(zip(df.mr, df.ref), 1):
         if mr not in rows:
@@ -251,7 +261,8 @@ class Corpus:
 @lru_cache(maxsize=8)
 def _webnlg_samples(split: str) -> tuple[Sample, ...]:
     df = load_webnlg(split)
-    df = df.iloc[sorted(range(len(df)), key=lambda i: df.file.iat[i])]    # the authors' file order: 1triples..7triples, sorted names
+    # the authors' file order: 1triples..7triples, sorted names
+    df = df.iloc[sorted(range(len(df)), key=lambda i: df.file.iat[i])]
     return tuple(Sample(f"webnlg:{f}#{e}", tuple((s, decode_camel(p), o) for s, p, o in t), tuple(r), None, c)
                  for f, e, t, r, c in zip(df.file, df.eid, df.triples, df.references, df.category))
 

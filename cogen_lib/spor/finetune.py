@@ -18,7 +18,8 @@ __all__ = ['linearize', 'prompt', 'table_copy', 'FinetuneConfig', 'training_pair
 def linearize(sample: Sample) -> str:
     "The paper's linearised input of a sample, with its task prefix."
     if sample.name is None:
-        return 'translate from Triple to Text: ' + ' '.join(f"<head> {convert(s)} <relation> {p} <tail> {convert(o)}" for s, p, o in sample.units)
+        return 'translate from Triple to Text: ' + ' '.join(f"<head> {convert(s)} <relation> {p} <tail> {convert(o)}"
+                                                            for s, p, o in sample.units)
     return 'translate from MR to Text: ' + ' '.join([f"name[{sample.name}]"] + [f"{a}[{v}]" for a, v in sample.units])
 
 # %% ../../nbs/spor/07_finetune.ipynb #19c09332
@@ -50,16 +51,21 @@ class FinetuneConfig:
 
     def check(self):
         if self.method not in ('lora', 'full'): raise CogenError(f"method {self.method!r}: use 'lora' or 'full'")
-        if self.epochs < 1 or self.batch_size < 1 or self.lr <= 0: raise CogenError(f"epochs, batch_size and lr must be positive: {self}")
-        if self.train_limit < 0 or self.train_units < 0: raise CogenError(f"train_limit and train_units must be >= 0 (0: off), got {self.train_limit} and {self.train_units}")
-        if self.train_limit and self.train_units: raise CogenError(f"train_limit={self.train_limit} and train_units={self.train_units}: give one budget (pairs or data units), the other 0")
+        if self.epochs < 1 or self.batch_size < 1 or self.lr <= 0:
+            raise CogenError(f"epochs, batch_size and lr must be positive: {self}")
+        if self.train_limit < 0 or self.train_units < 0: raise CogenError(
+            f"train_limit and train_units must be >= 0 (0: off), got {self.train_limit} and {self.train_units}")
+        if self.train_limit and self.train_units: raise CogenError(f"train_limit={self.train_limit} and "
+                                                                   f"train_units={self.train_units}: give one budget "
+                                                                   "(pairs or data units), the other 0")
         return self
 
 # %% ../../nbs/spor/07_finetune.ipynb #3ebefc36
 def training_pairs(samples, limit: int = 0, seed: int = 0, units: int = 0) -> list[tuple[str, str]]:
     """(prompt, text) for every reference of every sample, shuffled with `seed`: the first `limit` (0: all), or with
     `units` the shortest prefix whose samples' data units add up to at least `units` (all pairs if they hold fewer)."""
-    if limit and units: raise CogenError(f"training_pairs: limit={limit} and units={units}; give one budget, the other 0")
+    if limit and units:
+        raise CogenError(f"training_pairs: limit={limit} and units={units}; give one budget, the other 0")
     pairs = [(prompt(s), ' ' + t, s.size) for s in samples for t in s.texts]
     order = np.random.default_rng(seed).permutation(len(pairs))
     pairs = [pairs[i] for i in order]
@@ -78,14 +84,16 @@ def _batches(tok, pairs, bs, max_len, eos):
             ids.append(x); labels.append(y)
         L = max(map(len, ids))
         pad = tok.pad_token_id if tok.pad_token_id is not None else eos
-        X = torch.full((len(ids), L), pad); Y = torch.full((len(ids), L), -100); M = torch.zeros((len(ids), L), dtype=torch.long)
+        X = torch.full((len(ids), L), pad); Y = torch.full((len(ids), L), -100)
+        M = torch.zeros((len(ids), L), dtype=torch.long)
         for r, (x, y) in enumerate(zip(ids, labels)):
             X[r, :len(x)] = torch.tensor(x); Y[r, :len(y)] = torch.tensor(y); M[r, :len(x)] = 1
         yield X, Y, M
 
 # %% ../../nbs/spor/07_finetune.ipynb #708936c1
 def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, progress: bool = True) -> dict:
-    "Fine-tune `cfg.model` on `train` (samples); save after each epoch to `out_dir/epoch-<k>` and call `on_epoch(k, folder)`."
+    """Fine-tune `cfg.model` on `train` (samples); save after each epoch to `out_dir/epoch-<k>` and call `on_epoch(k,
+    folder)`."""
     cfg.check()                                       # before the heavy imports: a wrong setting fails at once
     import torch
     from tqdm.auto import tqdm
@@ -99,7 +107,8 @@ def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, pro
     model = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32)
     if cfg.method == 'lora':
         from peft import LoraConfig, get_peft_model
-        model = get_peft_model(model, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout, task_type='CAUSAL_LM'))
+        model = get_peft_model(model, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
+                                                 task_type='CAUSAL_LM'))
     eos = tok.eos_token_id
     pairs = training_pairs(train, cfg.train_limit, cfg.seed, cfg.train_units)
     if not pairs: raise CogenError("no training pairs (empty training set?)")
@@ -109,9 +118,11 @@ def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, pro
     for ep in range(1, cfg.epochs + 1):
         model.train(); losses = []
         steps = math.ceil(len(pairs) / cfg.batch_size)
-        for X, Y, M in tqdm(_batches(tok, pairs, cfg.batch_size, cfg.max_len, eos), total=steps, desc=f'epoch {ep}', disable=not progress):
+        for X, Y, M in tqdm(_batches(tok, pairs, cfg.batch_size, cfg.max_len, eos), total=steps, desc=f'epoch {ep}',
+                            disable=not progress):
             loss = model(input_ids=X, attention_mask=M, labels=Y).loss
-            if not torch.isfinite(loss): raise CogenError(f"epoch {ep}: the loss is {loss.item()}; lower the learning rate")
+            if not torch.isfinite(loss):
+                raise CogenError(f"epoch {ep}: the loss is {loss.item()}; lower the learning rate")
             opt.zero_grad(); loss.backward(); opt.step(); losses.append(loss.item())
         model.eval()
         folder = out_dir/f'epoch-{ep}'
@@ -119,7 +130,8 @@ def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, pro
         m = model.merge_and_unload() if cfg.method == 'lora' else model
         if cfg.method == 'lora':
             m.save_pretrained(folder); tok.save_pretrained(folder)
-            model = get_peft_model(m, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout, task_type='CAUSAL_LM')) if ep < cfg.epochs else m
+            model = get_peft_model(m, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
+                                                 task_type='CAUSAL_LM')) if ep < cfg.epochs else m
             if ep < cfg.epochs: opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
         else:
             m.save_pretrained(folder); tok.save_pretrained(folder)
@@ -128,14 +140,16 @@ def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, pro
     return dict(pairs=len(pairs), log=log, seconds=round(time.perf_counter() - t0, 1))
 
 # %% ../../nbs/spor/07_finetune.ipynb #ebea9897
-def generate_texts(folder: Path | str, samples, max_new_tokens: int = 128, batch_size: int = 8, num_beams: int = 1) -> list:
-    """Generations (greedy, or beam search of width `num_beams`) of the model in `folder` for `samples` (cached, batched),
-    each cut to its first line. A failed call is never a text: `models.FailedCalls` names the samples (a rerun retries them)."""
+def generate_texts(folder: Path | str, samples, max_new_tokens: int = 128, batch_size: int = 8,
+                   num_beams: int = 1) -> list:
+    """Generations (greedy, or beam search of width `num_beams`) of the model in `folder` for `samples` (cached,
+    batched), each cut to its first line. A failed call is never a text: `models.FailedCalls` names the samples (a
+    rerun retries them)."""
     if isinstance(num_beams, bool) or not isinstance(num_beams, int) or num_beams < 1:
         raise CogenError(f"num_beams must be a positive int (1: greedy; the paper decodes with 5), got {num_beams!r}")
     from cogen_lib.models import load_lm, check_calls
     lm = load_lm(str(folder))
-    gens = lm.generate([prompt(s) for s in samples], max_new_tokens=max_new_tokens, batch_size=batch_size, chat=False, desc='generate',
-                       num_beams=num_beams)
+    gens = lm.generate([prompt(s) for s in samples], max_new_tokens=max_new_tokens, batch_size=batch_size, chat=False,
+                       desc='generate', num_beams=num_beams)
     check_calls(gens, [s.key for s in samples], 'generations')
     return [g.__class__(g.text.split('\n')[0].strip(), None, g.cached, g.n_new_tokens, g.finish_reason) for g in gens]

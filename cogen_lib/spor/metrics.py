@@ -49,7 +49,8 @@ def parent_example(prediction: list[str], references: list[list[str]], table: li
     "PARENT of one tokenized `prediction` against its tokenized `references` and `table` (see above)."
     if not references: raise CogenError("PARENT needs at least one reference per example")
     if not table: raise CogenError("PARENT needs a non-empty table per example")
-    if any(len(e) not in (2, 3) for e in table): raise CogenError(f"a table entry must be a pair or a triple, got {table!r}")
+    if any(len(e) not in (2, 3) for e in table):
+        raise CogenError(f"a table entry must be a pair or a triple, got {table!r}")
     vals = [_entry_value(e) for e in table]
     if any(len(v) == 0 for v in vals): raise CogenError(f"a table entry has no value tokens: {table!r}")
     if len(table[0]) == 2: tvals = set(t for e in table for t in e[1])
@@ -92,7 +93,8 @@ def parent(predictions, references, tables, **kw) -> tuple[float, float, float, 
     "Corpus PARENT: mean precision, recall and F over examples, and every example's `ParentScore`."
     predictions, references, tables = list(predictions), list(references), list(tables)
     if not (len(predictions) == len(references) == len(tables)):
-        raise CogenError(f"PARENT: {len(predictions)} predictions, {len(references)} reference lists and {len(tables)} tables; they must align")
+        raise CogenError(f"PARENT: {len(predictions)} predictions, {len(references)} reference lists and {len(tables)} "
+                         "tables; they must align")
     if not predictions: raise CogenError("PARENT: no examples")
     ex = [parent_example(p, r, t, **kw) for p, r, t in zip(predictions, references, tables)]
     m = lambda a: sum(getattr(e, a) for e in ex) / len(ex)
@@ -111,7 +113,8 @@ def sample_table(sample: Sample) -> list[tuple[list[str], ...]]:
     return [tuple(tokenize(convert(x)) for x in u) for u in sample.units]
 
 # %% ../../nbs/spor/03_metrics.ipynb #62ba60ba
-def parent_samples(predictions: list[str], samples: list[Sample], **kw) -> tuple[float, float, float, list[ParentScore]]:
+def parent_samples(predictions: list[str], samples: list[Sample],
+                   **kw) -> tuple[float, float, float, list[ParentScore]]:
     "Corpus PARENT of `predictions` (strings) against `samples` (references and tables)."
     if len(predictions) != len(samples): raise CogenError(f"{len(predictions)} predictions for {len(samples)} samples")
     return parent([tokenize(p) for p in predictions], [[tokenize(t) for t in s.texts] for s in samples],
@@ -121,7 +124,8 @@ def parent_samples(predictions: list[str], samples: list[Sample], **kw) -> tuple
 def bleu(predictions: list[str], references: list[list[str]]) -> tuple[float, str]:
     "Corpus BLEU (sacrebleu) of `predictions` against per-example reference lists: (score, signature)."
     from sacrebleu.metrics import BLEU
-    if len(predictions) != len(references): raise CogenError(f"{len(predictions)} predictions for {len(references)} reference lists")
+    if len(predictions) != len(references):
+        raise CogenError(f"{len(predictions)} predictions for {len(references)} reference lists")
     if any(len(r) == 0 for r in references): raise CogenError("BLEU: an example has no reference")
     k = max(len(r) for r in references)
     streams = [[r[i] if i < len(r) else None for r in references] for i in range(k)]
@@ -131,9 +135,11 @@ def bleu(predictions: list[str], references: list[list[str]]) -> tuple[float, st
 
 # %% ../../nbs/spor/03_metrics.ipynb #cceaa89c
 def bleu_stats(predictions: list[str], references: list[list[str]]) -> np.ndarray:
-    "sacrebleu's sufficient statistics of each (prediction, references) pair: an (n, 2 + 2 x 4) int array, summable over samples."
+    """sacrebleu's sufficient statistics of each (prediction, references) pair: an (n, 2 + 2 x 4) int array, summable
+    over samples."""
     from sacrebleu.metrics import BLEU
-    if len(predictions) != len(references): raise CogenError(f"{len(predictions)} predictions for {len(references)} reference lists")
+    if len(predictions) != len(references):
+        raise CogenError(f"{len(predictions)} predictions for {len(references)} reference lists")
     if not predictions: raise CogenError("BLEU: no examples")
     if any(len(r) == 0 for r in references): raise CogenError("BLEU: an example has no reference")
     k = max(len(r) for r in references)

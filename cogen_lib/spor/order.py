@@ -23,12 +23,14 @@ def text_order(sample: Sample, text: str, strict: bool = False) -> tuple[list[in
 
 # %% ../../nbs/spor/05_order.ipynb #b4153d4a
 kendall = order_tau
-"Kendall's tau between two orders of the same items (pairs in the same order - pairs inverted, over all pairs): `metrics.order_tau`."
+"""Kendall's tau between two orders of the same items (pairs in the same order - pairs inverted, over all pairs):
+`metrics.order_tau`."""
 
 # %% ../../nbs/spor/05_order.ipynb #8f7fa135
 def reorder(sample: Sample, order: list[int], texts=None) -> Sample:
     "`sample` with its units in `order` (and `texts` if given)."
-    return replace(sample, units=tuple(sample.units[i] for i in order), texts=sample.texts if texts is None else tuple(texts))
+    return replace(sample, units=tuple(sample.units[i] for i in order),
+                   texts=sample.texts if texts is None else tuple(texts))
 
 # %% ../../nbs/spor/05_order.ipynb #d81cc896
 def match_training(train) -> tuple[list[Sample], float]:
@@ -98,7 +100,8 @@ def output_properties(sample: Sample, output: str, plans: list, strict: bool) ->
 def order_invariance(samples, outputs1, outputs2, plans, strict: bool) -> dict:
     "PBH and POH (percent) of fidelity and proper ordering over the main test."
     if not (len(samples) == len(outputs1) == len(outputs2) == len(plans)):
-        raise CogenError(f"order invariance: {len(samples)} samples, {len(outputs1)} and {len(outputs2)} outputs, {len(plans)} plans")
+        raise CogenError(f"order invariance: {len(samples)} samples, {len(outputs1)} and {len(outputs2)} outputs, "
+                         f"{len(plans)} plans")
     both, one = np.zeros(2), np.zeros(2)
     for s, a, b, p in zip(samples, outputs1, outputs2, plans):
         pa, pb = np.array(output_properties(s, a, p, strict)), np.array(output_properties(s, b, p, strict))
@@ -123,13 +126,16 @@ def cwio(samples, outputs) -> dict:
 def cwio_items(samples, outputs) -> list[tuple[int, float]]:
     "(size, Kendall tau of output order vs input order) of each sample with 2-7 units, in order: what `cwio` averages."
     if len(samples) != len(outputs): raise CogenError(f"cwio: {len(samples)} samples, {len(outputs)} outputs")
-    return [(s.size, kendall(text_order(s, o)[0], list(range(s.size)))) for s, o in zip(samples, outputs) if 1 < s.size <= 7]
+    return [(s.size, kendall(text_order(s, o)[0], list(range(s.size)))) for s, o in zip(samples, outputs)
+            if 1 < s.size <= 7]
 
 # %% ../../nbs/spor/05_order.ipynb #ff954c43
 def cwio_interval(items: list[tuple[int, float]], n_boot: int = 2000, alpha: float = 0.05, rng=0) -> dict:
     "CWIO of `cwio_items` (mean tau per size, then over sizes) with its percentile-bootstrap interval over samples."
     from cogen_lib.metrics import bootstrap_ci
-    if not items: raise CogenError("cwio_interval: no samples with 2-7 units, so CWIO is undefined; score samples with more than one unit")
+    if not items:
+        raise CogenError(
+            "cwio_interval: no samples with 2-7 units, so CWIO is undefined; score samples with more than one unit")
     size, tau = np.array([k for k, _ in items]), np.array([t for _, t in items], dtype=float)
     def macro(idx):                                     # no `axis`: bootstrap_ci calls it once per resample
         i = np.asarray(idx, dtype=np.int64); s, t = size[i], tau[i]

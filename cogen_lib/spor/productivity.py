@@ -19,7 +19,8 @@ PRODUCTIVITY_CATEGORIES = ('Monument', 'Astronaut', 'University', 'Company')
 def check_n(n: int) -> int:
     "`n` if it is a valid productivity threshold (1 to 7), else a CogenError naming it."
     if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 7:
-        raise CogenError(f"productivity threshold N={n!r} is outside 1..7 (samples have 1 to 7 units); the paper uses 3, 4, 5")
+        raise CogenError(
+            f"productivity threshold N={n!r} is outside 1..7 (samples have 1 to 7 units); the paper uses 3, 4, 5")
     return n
 
 # %% ../../nbs/spor/02_productivity.ipynb #584af6e4
@@ -105,6 +106,7 @@ def build_productivity(corpus: Corpus, n: int, r: float = 0.02) -> ProductivityS
               invisible_units=sum(s.size for s in invisible), visible_units=sum(s.size for s in visible),
               invisible_by_size=hist(invisible), visible_by_size=hist(visible), test_by_size=hist(test),
               divergence_all_units=_divergence(inv_cnt, cnt),
-              divergence_test_units=_divergence({u: inv_cnt[u] for u in atoms}, {u: cnt[u] for u in atoms}) if atoms else 0.0,
+              divergence_test_units=_divergence({u: inv_cnt[u] for u in atoms}, {u: cnt[u] for u in atoms}) if atoms
+                                    else 0.0,
               seconds=round(time.perf_counter() - t0, 2))
     return ProductivitySplit(n, invisible, visible, test, st)

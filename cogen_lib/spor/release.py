@@ -29,9 +29,11 @@ def _json_line(obj, path, what: str) -> str:
     "`obj` as one line of strict JSON; a CogenError naming `path` and `what` if it holds NaN or Infinity."
     try: return json.dumps(obj, ensure_ascii=False, allow_nan=False) + '\n'
     except ValueError as e:
-        bad = [k for k, v in obj.items() if isinstance(v, float) and not math.isfinite(v)] if isinstance(obj, dict) else []
-        raise CogenError(f"{path}: {what} holds a non-finite number{' in ' + ', '.join(map(repr, bad)) if bad else ''} ({e}); "
-                         "JSON has no NaN/Infinity (strict readers such as jq reject it). Fix the sample at its source (the loader)") from None
+        bad = ([k for k, v in obj.items() if isinstance(v, float) and not math.isfinite(v)] if isinstance(obj, dict)
+               else [])
+        raise CogenError(f"{path}: {what} holds a non-finite number{' in ' + ', '.join(map(repr, bad)) if bad else ''} "
+                         f"({e}); JSON has no NaN/Infinity (strict readers such as jq reject it). Fix the sample at "
+                         "its source (the loader)") from None
 
 # %% ../../nbs/spor/04_release.ipynb #ec7fcd7d
 def write_jsonl(path: Path, samples, with_text: bool = True) -> Path:
@@ -50,13 +52,15 @@ def write_split(out: Path | str, dataset: str, aspect: str, train: dict, test: d
             paths[name] = write_jsonl(out/kind/name/'dataset.jsonl', samples)
     sp = out/'stats.json'
     try: allst = json.loads(sp.read_text()) if sp.exists() else {}
-    except json.JSONDecodeError as e: raise CogenError(f"{sp} is not valid JSON ({e}); remove it or choose another --out") from None
+    except json.JSONDecodeError as e:
+        raise CogenError(f"{sp} is not valid JSON ({e}); remove it or choose another --out") from None
     key = f"{dataset}_{a}" + (f"_N={stats['n']}" if 'n' in stats else '')
     allst[key] = stats
     try: text = json.dumps(allst, indent=2, sort_keys=True, allow_nan=False)
-    except ValueError: raise CogenError(f"{sp}: the statistics of {key} hold a non-finite number (NaN/Infinity): "
-                                        f"{ {k: v for k, v in stats.items() if isinstance(v, float) and not math.isfinite(v)} }; "
-                                        "JSON has no NaN, record a number or leave the statistic out") from None
+    except ValueError:
+        raise CogenError(f"{sp}: the statistics of {key} hold a non-finite number (NaN/Infinity): "
+                         f"{ {k: v for k, v in stats.items() if isinstance(v, float) and not math.isfinite(v)} }; "
+                         "JSON has no NaN, record a number or leave the statistic out") from None
     atomic_write_text(sp, text + '\n')
     return paths
 
@@ -82,7 +86,8 @@ def build(aspect: str, dataset: str, out: Path | str, n: int | None = None, trie
         sp = build_productivity(corpus(), n)
         st = dict(sp.stats, compat=compat)
         st['seconds_total'] = round(time.perf_counter() - t0, 2)
-        write_split(out, dataset, a, {f'N={n}_invisible': sp.invisible, f'N={n}_visible': sp.visible}, {f'N={n}': sp.test}, st)
+        write_split(out, dataset, a, {f'N={n}_invisible': sp.invisible, f'N={n}_visible': sp.visible},
+                    {f'N={n}': sp.test}, st)
         return st
     if n is not None: raise CogenError(f"--n is a productivity threshold; {a} takes no N")
     if a == 'order-invariance':
@@ -103,21 +108,26 @@ def build(aspect: str, dataset: str, out: Path | str, n: int | None = None, trie
     write_split(out, dataset, a, {}, {}, st)
     d = Path(out)/'test'/f'test_{dataset}_{a}'
     key = 'replaced_entity' if dataset == 'webnlg' else 'replaced_kv_pair'
-    atomic_write_text(d/'dataset.jsonl', ''.join(_json_line(dict(smp.release(with_text=False), **{key: h}), d/'dataset.jsonl', f"sample {smp.key}")
+    atomic_write_text(d/'dataset.jsonl', ''.join(_json_line(dict(smp.release(with_text=False), **{key: h}),
+                                                            d/'dataset.jsonl', f"sample {smp.key}")
                                                  for smp, h in zip(sp.test, sp.hidden)))
-    if dataset == 'e2e': atomic_write_text(d/'possible_value.json', _json_line(sp.possible, d/'possible_value.json', 'the possible values').rstrip('\n'))
+    if dataset == 'e2e':
+        atomic_write_text(d/'possible_value.json',
+                          _json_line(sp.possible, d/'possible_value.json', 'the possible values').rstrip('\n'))
     return st
 
 # %% ../../nbs/spor/04_release.ipynb #e84dc5e4
 def _split_file(path: Path | str) -> Path:
     p = Path(path)
     if p.is_dir(): p = p/'dataset.jsonl'
-    if not p.is_file(): raise CogenError(f"no split at {path}: expected a folder holding dataset.jsonl (e.g. OUT/test/test_webnlg_systematicity) or the file itself")
+    if not p.is_file(): raise CogenError(f"no split at {path}: expected a folder holding dataset.jsonl (e.g. "
+                                         "OUT/test/test_webnlg_systematicity) or the file itself")
     return p
 
 # %% ../../nbs/spor/04_release.ipynb #66704756
 def read_split(path: Path | str, records: bool = False):
-    "The dataset ('webnlg' or 'e2e') and samples of a release `dataset.jsonl` (or its folder); `records`: also the raw JSON objects."
+    """The dataset ('webnlg' or 'e2e') and samples of a release `dataset.jsonl` (or its folder); `records`: also the
+    raw JSON objects."""
     p = _split_file(path)
     out, kinds, recs = [], set(), []
     for i, line in enumerate(p.read_text(encoding='utf-8').splitlines(), 1):
@@ -126,11 +136,13 @@ def read_split(path: Path | str, records: bool = False):
             o = json.loads(line)
             data = [tuple(u) for u in o['data']]
             name = o.get('name')
-            if not data or any(len(u) != (2 if name is not None else 3) or not all(isinstance(x, str) for x in u) for u in data):
+            if not data or any(len(u) != (2 if name is not None else 3) or not all(isinstance(x, str) for x in u)
+                               for u in data):
                 raise ValueError('each unit must be [s, p, o] (WebNLG) or [attribute, value] (E2E, with "name")')
             texts = tuple(o.get('texts', ()))
         except (ValueError, KeyError, TypeError, AttributeError) as e:
-            raise CogenError(f"{p} line {i}: malformed sample ({type(e).__name__}: {e}); expected the release schema {{'data': [...], 'texts': [...]}}") from None
+            raise CogenError(f"{p} line {i}: malformed sample ({type(e).__name__}: {e}); expected the release schema "
+                             f"{{'data': [...], 'texts': [...]}}") from None
         kinds.add('e2e' if name is not None else 'webnlg'); recs.append(o)
         out.append(Sample(f"{p.parent.name}#{i}", tuple(data), texts, name, 'e2e' if name is not None else ''))
     if not out: raise CogenError(f"{p} holds no samples")
@@ -147,12 +159,15 @@ def read_predictions(path: Path | str, n: int | None = None, key: str = 'predict
         if not line.strip(): continue
         try: o = json.loads(line)
         except json.JSONDecodeError as e:
-            raise CogenError(f"{p} line {i}: not JSON ({e}): {line[:120]!r}; expected {{\"prediction\": \"...\"}}") from None
+            raise CogenError(
+                f"{p} line {i}: not JSON ({e}): {line[:120]!r}; expected {{\"prediction\": \"...\"}}") from None
         if not isinstance(o, dict) or key not in o:
             raise CogenError(f"{p} line {i}: no {key!r} key in {line[:120]!r}; expected {{\"{key}\": \"...\"}}")
         if not isinstance(o[key], str):
-            raise CogenError(f"{p} line {i}: {key!r} is {type(o[key]).__name__}, not a string (a failed generation must be re-run, not scored)")
+            raise CogenError(f"{p} line {i}: {key!r} is {type(o[key]).__name__}, not a string (a failed generation "
+                             "must be re-run, not scored)")
         preds.append(o[key])
     if n is not None and len(preds) != n:
-        raise CogenError(f"{p} has {len(preds):,} predictions but the test split has {n:,} samples; write one line per test sample, in order")
+        raise CogenError(f"{p} has {len(preds):,} predictions but the test split has {n:,} samples; write one line per "
+                         "test sample, in order")
     return preds

@@ -18,7 +18,8 @@ def _clean(s: str) -> str: return s.replace('_', ' ')
 
 # %% ../../nbs/spor/06_rules.ipynb #21a9d9b2
 def hide_entities(sample: Sample, unk: str = 'Entity') -> tuple[Sample, dict] | None:
-    "The WebNLG `sample` with hideable subject entities replaced by 'Entity i', and {entity: placeholder}; None if none."
+    """The WebNLG `sample` with hideable subject entities replaced by 'Entity i', and {entity: placeholder}; None if
+    none."""
     tri = sample.units
     s_ = [_clean(s) for s, _, _ in tri]; o_ = [_clean(o) for _, _, o in tri]
     ents = set(s_ + o_)
@@ -46,7 +47,8 @@ E2E_COND = ('eat type', 'food', 'price range', 'customer rating', 'area', 'famil
 E2E_NUMERIC = {'customer rating': ['? out of 5'], 'price range': ['less than ?', 'more than ?']}
 
 def e2e_rule_samples(train, seed: int = 0, unk: str = 'Value') -> tuple[list[Sample], list[dict], dict]:
-    "E2E rule-learnability samples, their hidden pairs ({attribute: 'less than Value A'}), and the hidden values' candidates."
+    """E2E rule-learnability samples, their hidden pairs ({attribute: 'less than Value A'}), and the hidden values'
+    candidates."""
     rng = np.random.default_rng(seed)
     possible = {'name': set()}
     for s in train:
@@ -77,7 +79,8 @@ def e2e_rule_samples(train, seed: int = 0, unk: str = 'Value') -> tuple[list[Sam
                 if v != 'none': cur.append((a, v))
             cur = [cur[i] for i in rng.permutation(len(cur))]
             name = next(v for a, v in cur if a == 'name')
-            samples.append(Sample(f"e2e:rules#{len(samples)}", tuple((a, v) for a, v in cur if a != 'name'), (), name, 'e2e'))
+            samples.append(Sample(f"e2e:rules#{len(samples)}", tuple((a, v) for a, v in cur if a != 'name'), (), name,
+                                  'e2e'))
             hidden.append(hid)
             return
         for y in cand[E2E_COND[k]]: dfs(k + 1, cur + [(E2E_COND[k], y)])
@@ -114,7 +117,8 @@ _ORD = {1: '1st', 2: '2nd', 3: '3rd'}
 def _squash(s: str) -> str: return ' '.join(s.split())
 
 # %% ../../nbs/spor/06_rules.ipynb #48a40ef6
-def copy_case(output: str, hidden: dict, dataset: str, possible: dict | None = None, unk: str = 'Value') -> tuple[int, int]:
+def copy_case(output: str, hidden: dict, dataset: str, possible: dict | None = None,
+              unk: str = 'Value') -> tuple[int, int]:
     "(a, b) of one output: all placeholders copied (fuzzy), a hidden value present."
     o = _squash(output.lower())
     if dataset == 'webnlg':

@@ -56,7 +56,7 @@ def test_packaging_is_an_equivalence(summary):
 
 
 def test_protocol_words_follow_the_numbers(summary):
-    "The protocol section: the graph, and the concepts baseline's ood cell of Table 4 placed by comparison with the paper's 7B models."
+    "The protocol section: the graph, and the concepts baseline's ood cell of Table 4 placed by comparison with the paper's 6-7B models."
     import json, re
     from cogen_lib.cggc.evaluate import PAPER_TABLE4
     nb = json.loads((summary.parent/'summary.ipynb').read_text())
@@ -69,6 +69,6 @@ def test_protocol_words_follow_the_numbers(summary):
     assert m[1] == cell['ROUGE-L'].iloc[-1]                                          # Table 4's cell, the most items
     v, lo, hi = map(float, m.group(2, 3, 4))
     p = PAPER_TABLE4[(PAPER_TABLE4.setting == 'ood') & (PAPER_TABLE4.model != 'GPT-4o')]['ROUGE-L']
-    words = ('above the ood score of every 7B model' if lo > p.max() else 'below the ood score of every' if hi < p.min()
-             else 'above the ood score of every 7B model' if v > p.max() else f'its mean above {(p < v).sum()} of the {len(p)} 7B')
+    words = ('above the ood score of every 6-7B model' if lo > p.max() else 'below the ood score of every' if hi < p.min()
+             else 'above the ood score of every 6-7B model' if v > p.max() else f'its mean above {(p < v).sum()} of the {len(p)} 6-7B')
     assert m[5].startswith(words), (m[5], words)

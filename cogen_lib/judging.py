@@ -9,17 +9,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 import numpy as np
 from .core import CogenError, project_root
-from .metrics import (
+from cogen_lib.metrics import (
     ZERO_TOL, binomial_test, fmt_ci, fmt_num, format_p, mcnemar, paired_permutation, power_z,
-    seeds_items_interval, two_sample_permutation, wilson_ci, wilson_score)
+    seeds_items_interval, mde_at_seeds, seeds_for_mde, items_for_mde, two_sample_permutation, wilson_ci,
+    wilson_score)
 from .grid import PROFILES
 from .verdicts import KINDS, MIN_TRAINED, CLAIM_EFFECTS, Verdict, judge, partition_key, report_once
 if TYPE_CHECKING: from cogen_lib.claims import Claim, ClaimFile     # annotations only: `claims` re-exports this module
 
 # %% auto #0
-__all__ = ['SHORT_KINDS', 'paired_effect', 'level_effect', 'gap_difference', 'arm_label', 'check_precondition', 'evaluate_claim',
-           'arm_runs', 'item_series', 'judge_runs', 'SummaryRuns', 'best_rows', 'paper_text', 'ours_text', 'n_text',
-           'verdict_frames', 'save_verdict_tables', 'verdict_counts', 'counts_markdown', 'counts_line']
+__all__ = ['PLAN_SEEDS', 'SEEDS_PLAN_CAPTION', 'SHORT_KINDS', 'paired_effect', 'level_effect', 'gap_difference', 'arm_label',
+           'check_precondition', 'evaluate_claim', 'seeds_plan', 'arm_runs', 'item_series', 'judge_runs', 'SummaryRuns',
+           'best_rows', 'paper_text', 'ours_text', 'n_text', 'verdict_frames', 'save_verdict_tables',
+           'seeds_plan_frame', 'verdict_counts', 'counts_markdown', 'counts_line']
 
 # %% ../nbs/08b_judging.ipynb #fe6f6b63
 def _binary(x: np.ndarray) -> bool: return bool(np.isin(x, (0, 1)).all())
@@ -201,6 +203,31 @@ def evaluate_claim(claim: Claim, series, seeds: int = 1, alpha: float = 0.05) ->
                        criteria=dict(v.criteria, trained_models=seeds), test=v.test, extra=v.extra, conditional=v)
     return v
 
+# %% ../nbs/08b_judging.ipynb #b5e2a0c2
+PLAN_SEEDS = 5
+"The number of trained models `seeds_plan` projects the MDE to, beside the fewest that reach the paper's effect."
+
+def seeds_plan(claim: Claim, series, seeds: int, alpha: float = 0.05, max_seeds: int = 20) -> dict | None:
+    """For a claim about training with a sized paper effect (form 'difference' or 'level'), over `seeds` >= 2 trained
+    models whose per-item outcomes `series` supplies (as `evaluate_claim` reads them): `seeds`, `target` (the paper's
+    distance from 0 or from the level), `mde` now, `mde_plan` at `PLAN_SEEDS`, `needed` (the fewest seeds up to
+    `max_seeds` whose projected MDE is at most `target`, else None), `floor` (the items' limit: the MDE of 10,000
+    seeds), `max_seeds`, `items` (per model now) and `items_needed` (the fewest items per model at which `PLAN_SEEDS`
+    seeds, or `seeds` if more, reach `target`; None past 100,000). None for any other claim, or without the
+    statistics."""
+    if not claim.training or claim.untestable or seeds < 2 or claim.form not in ('difference', 'level'): return None
+    try: P = float(claim.paper_effect)
+    except (TypeError, ValueError): return None
+    target = abs(P - (float(claim.level) if claim.form == 'level' else 0.0))
+    if not math.isfinite(target) or target <= 0: return None
+    t = _training_stats(claim, series, seeds, alpha)
+    if t is None: return None
+    return dict(seeds=seeds, target=target, mde=mde_at_seeds(t, seeds, alpha),
+                mde_plan=mde_at_seeds(t, PLAN_SEEDS, alpha),
+                needed=seeds_for_mde(t, target, alpha, max_seeds=max_seeds),
+                floor=mde_at_seeds(t, 10_000, alpha), max_seeds=max_seeds, items=t['n_items'],
+                items_needed=items_for_mde(t, target, max(seeds, PLAN_SEEDS), alpha) if t['n_items'] >= 2 else None)
+
 # %% ../nbs/08b_judging.ipynb #19b74886
 def arm_runs(claim: Claim, runs, config: list[str]) -> dict[tuple, dict[str, dict[int, str]]]:
     """Budget -> {arm: {seed: slug}} for each group of `runs` (a DataFrame or records with `slug`, `seed` and the
@@ -235,7 +262,7 @@ def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=No
     run` row for a claim no budget covers; each contrast that repeats another's runs, items and values reported once
     (`report_once`). `describe(slug, seeds)` gives a row's `profile`, `budget` and `device` (`slug`: arm a's first run),
     and `trained: True` for a model we fine-tuned, whose rows then take trained models as units whatever the claim's
-    unit. The rows are what `save_verdict_tables` reads."""
+    unit; a row's `plan` is its `seeds_plan` (or None). The rows are what `save_verdict_tables` reads."""
     rows = []
     for claim in claims:
         # as `arm_runs` groups
@@ -257,12 +284,13 @@ def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=No
             trained = bool(info.pop('trained', False))
             c = claim if not trained or claim.training else dataclasses.replace(claim, unit_of_analysis='training runs')
             v = evaluate_claim(c, series, len(seeds), claims.alpha)
+            plan = seeds_plan(c, series, len(seeds), claims.alpha)
             devices = sorted({d for a in arms for s in seeds
                               for d in str((describe(arms[a][s], 1) or {}).get('device', '')).split(' + ')} - {''}) \
                 if describe else []
-            # one contrast over several machines: said, not hidden
+            # the row's device: those of the runs it used; one contrast over several machines: said, not hidden
+            if devices: info['device'] = ' + '.join(devices)
             if len(devices) > 1:
-                info['device'] = ' + '.join(devices)
                 v.reasons.append(f"the runs of this contrast ran on {len(devices)} different machines "
                                  f"({'; '.join(devices)}): their seeds mix CPUs, as the device column says")
             extra = [claim.measure['column'], claim.effect, claim.form, claim.level]
@@ -270,7 +298,7 @@ def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=No
             # a claim tested on several of our models: a row each
             model = dict(zip(rest, group)).get('model', '')
             rows.append(dict(claim=c, verdict=v, **{'profile': '', 'budget': '', 'device': '', **info}, key=key,
-                             model=model, seeds=len(seeds)))
+                             model=model, seeds=len(seeds), plan=plan))
         if not any(r['claim'].id == claim.id for r in rows):
             budget = ('' if claim.untestable else
                       f'no complete set of runs in profile {profile or "-"} or the committed rows')
@@ -411,7 +439,8 @@ def verdict_frames(rows: list[dict]):
 
 def save_verdict_tables(rows: list[dict], out_dir: Path | str, caption: str = ''):
     """Write `verdicts.md/.tex` (the paper's claims, one row each, then a second table of our controls and protocol
-    variants), `verdicts.csv` (every row, structured) and `verdicts_details.*` into `out_dir`; returns the paths."""
+    variants), `verdicts.csv` (every row, structured) and `verdicts_details.*` into `out_dir`, and `seeds_plan.*`
+    (`seeds_plan_frame`) where a row has a plan; returns the paths."""
     from cogen_lib.core import atomic_write_text
     from cogen_lib.results import save_table, SavedTable
     if not rows:
@@ -435,7 +464,45 @@ def save_verdict_tables(rows: list[dict], out_dir: Path | str, caption: str = ''
         paths = SavedTable(paths + extra)
     atomic_write_text(paths[1], flat.to_csv(index=False, lineterminator='\n'))
     details = 'Every budget of every claim (`verdicts.md` shows the best one per claim).'
-    return SavedTable(paths + save_table(det, out_dir, 'verdicts_details', floatfmt='.4g', caption=details))
+    paths = SavedTable(paths + save_table(det, out_dir, 'verdicts_details', floatfmt='.4g', caption=details))
+    plan = seeds_plan_frame(rows)
+    if len(plan): paths = SavedTable(paths + save_table(plan, out_dir, 'seeds_plan', caption=SEEDS_PLAN_CAPTION))
+    return paths
+
+# %% ../nbs/08b_judging.ipynb #b5e2a0c4
+SEEDS_PLAN_CAPTION = (
+    "Claims about training whose paper effect has a size: the minimum detectable effect (MDE; 80% power, "
+    f"alpha 0.05) of the trained models we have, projected to {PLAN_SEEDS}, and the fewest trained models whose "
+    "projected MDE reaches the paper's effect, or the items per model that "
+    f"{PLAN_SEEDS} would need (where more seeds alone cannot: the items' sampling sets a floor). The projection "
+    "divides our seeds' spread by the new count of seeds and the items' variance by the new count of items, each as "
+    "measured (so it errs high); from 2 seeds the spread is a rough estimate. A plan for runs, not a verdict: the "
+    "verdicts are in `verdicts.md`.")
+
+def seeds_plan_frame(rows: list[dict]) -> pd.DataFrame:
+    """One row per claim (and model of ours) that has a `plan` in `rows`, from its budget with the most seeds (then
+    `best_rows`' order): claim, trained models, items, MDE now and at `PLAN_SEEDS`, the paper's effect (in the claim's
+    unit), the seeds needed ('met' where we have them; 'over N' past `max_seeds`) and the items per model that
+    `PLAN_SEEDS` seeds need ('met' at those we have, '-' where no count suffices); empty without plans."""
+    import pandas as pd
+    best = {}
+    for r in rows:
+        if not r.get('plan'): continue
+        k = _shown_key(r)
+        if k not in best or (r['plan']['seeds'], _rank(r)) > (best[k]['plan']['seeds'], _rank(best[k])): best[k] = r
+    out = []
+    for k, r in best.items():
+        pl, c = r['plan'], r['claim']
+        num = lambda x: f"{fmt_num(x, c.digits, False)} {c.unit}".strip()
+        need = ('met' if pl['needed'] is not None and pl['needed'] <= pl['seeds'] else
+                str(pl['needed']) if pl['needed'] is not None else f"over {pl['max_seeds']}")
+        items = ('-' if pl['items_needed'] is None else 'met' if pl['items_needed'] <= pl['items'] else
+                 f"{pl['items_needed']:,}")
+        out.append({'Claim': k, 'Seeds': pl['seeds'], 'Items': pl['items'], 'MDE now': num(pl['mde']),
+                    f'At {PLAN_SEEDS} seeds': num(pl['mde_plan']), 'Paper': num(pl['target']), 'Seeds needed': need,
+                    f'Items at {PLAN_SEEDS} seeds': items})
+    return pd.DataFrame(out, columns=['Claim', 'Seeds', 'Items', 'MDE now', f'At {PLAN_SEEDS} seeds', 'Paper',
+                                      'Seeds needed', f'Items at {PLAN_SEEDS} seeds'])
 
 # %% ../nbs/08b_judging.ipynb #4fcd26e6
 SHORT_KINDS = {'reproduced': 'reproduced', 'direction reproduced, size not determined': 'size undetermined',

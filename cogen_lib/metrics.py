@@ -11,11 +11,12 @@ from scipy import stats
 from .core import CogenError
 from .metrics_intervals import (  # `nbs/03a_metrics_intervals.ipynb`; re-exported
     Z95, ZERO_TOL, bootstrap_ci, summarize, mean_ci_by, zero_variance, wilson_ci, wilson_score, proportion,
-    clustered_mean, seed_interval, seeds_items_interval, power_z, cluster_bootstrap_weights, percentile_interval,
-    bootstrap_test, clustered_wilson, _as_1d, _as_rng)
+    clustered_mean, seed_interval, seeds_items_interval, mde_at_seeds, seeds_for_mde, items_for_mde,
+    power_z, cluster_bootstrap_weights, percentile_interval, bootstrap_test, clustered_wilson, _as_1d, _as_rng)
 _all_ = ['Z95', 'ZERO_TOL', 'bootstrap_ci', 'summarize', 'mean_ci_by', 'zero_variance', 'wilson_ci', 'wilson_score',
-         'proportion', 'clustered_mean', 'seed_interval', 'seeds_items_interval', 'power_z',
-         'cluster_bootstrap_weights', 'percentile_interval', 'bootstrap_test', 'clustered_wilson']
+         'proportion', 'clustered_mean', 'seed_interval', 'seeds_items_interval', 'mde_at_seeds', 'seeds_for_mde',
+         'items_for_mde', 'power_z', 'cluster_bootstrap_weights', 'percentile_interval', 'bootstrap_test',
+         'clustered_wilson']
 
 # %% auto #0
 __all__ = ['EXACT_UNITS', 'MIN_FLIPS', 'exact_match', 'accuracy', 'token_f1', 'sacrebleu_of_sums', 'corpus_bleu_interval',
@@ -23,8 +24,9 @@ __all__ = ['EXACT_UNITS', 'MIN_FLIPS', 'exact_match', 'accuracy', 'token_f1', 's
            'mcnemar', 'paired_permutation', 'two_sample_permutation', 'tost_summary', 'tost', 'format_p', 'fmt_num',
            'fmt_interval', 'fmt_ci', 'order_tau', 'se_fallback', 'cluster_permutation', 'reflected_kde',
            'binomial_test', 'Z95', 'ZERO_TOL', 'bootstrap_ci', 'summarize', 'mean_ci_by', 'zero_variance', 'wilson_ci',
-           'wilson_score', 'proportion', 'clustered_mean', 'seed_interval', 'seeds_items_interval', 'power_z',
-           'cluster_bootstrap_weights', 'percentile_interval', 'bootstrap_test', 'clustered_wilson']
+           'wilson_score', 'proportion', 'clustered_mean', 'seed_interval', 'seeds_items_interval', 'mde_at_seeds',
+           'seeds_for_mde', 'items_for_mde', 'power_z', 'cluster_bootstrap_weights', 'percentile_interval',
+           'bootstrap_test', 'clustered_wilson']
 
 # %% ../nbs/03_metrics.ipynb #08c6f167
 def exact_match(pred: str, gold: str, normalize: bool = False) -> bool:

@@ -11,8 +11,9 @@ from .core import CogenError, make_rng, stable_hash
 
 # %% auto #0
 __all__ = ['Z95', 'ZERO_TOL', 'bootstrap_ci', 'summarize', 'mean_ci_by', 'zero_variance', 'wilson_ci', 'wilson_score',
-           'proportion', 'clustered_mean', 'seed_interval', 'seeds_items_interval', 'power_z',
-           'cluster_bootstrap_weights', 'percentile_interval', 'bootstrap_test', 'clustered_wilson']
+           'proportion', 'clustered_mean', 'seed_interval', 'seeds_items_interval', 'mde_at_seeds', 'seeds_for_mde',
+           'items_for_mde', 'power_z', 'cluster_bootstrap_weights', 'percentile_interval', 'bootstrap_test',
+           'clustered_wilson']
 
 # %% ../nbs/03a_metrics_intervals.ipynb #5d8e74c3
 def _as_rng(rng: np.random.Generator | int) -> np.random.Generator:
@@ -178,7 +179,9 @@ def seeds_items_interval(groups, alpha: float = 0.05, power: float = 0.8,
     on S - 1 df, and for each group between items, `var(each item's mean over the seeds) / N` on the N items every seed
     has (N - 1 df; 0 when the seeds share no items, whose sampling is then inside the seed component). They combine with
     Welch-Satterthwaite df into a t interval (clipped to `bounds`), a two-sided t test and the MDE at `power`. The item
-    component counts the seed-by-item noise a second time, so the interval errs wide. None below 2 seeds."""
+    component counts the seed-by-item noise a second time, so the interval errs wide. None below 2 seeds. Also returns
+    what `mde_at_seeds` projects from: `var_seed`, the variance of one trained model's effect, and `item_components`,
+    each group's `[variance, df]`."""
     sizes = {len(per) for _, per in groups}
     if not groups or len(sizes) != 1 or (S := sizes.pop()) < 2: return None
     per_seed, comps, n_items = np.zeros(S), [], 0
@@ -204,7 +207,47 @@ def seeds_items_interval(groups, alpha: float = 0.05, power: float = 0.8,
     if bounds is not None: lo, hi = max(bounds[0], lo), min(bounds[1], hi)
     return dict(test=f"t over {S} seeds, items a second variance component (df {df:.1f})", n=int(S), effect=est,
                 ci_low=float(lo), ci_high=float(hi), p=p, mde=float(mde), se=se, df=float(df), seeds=int(S),
-                n_items=int(n_items), per_seed=[float(x) for x in per_seed])
+                n_items=int(n_items), per_seed=[float(x) for x in per_seed], var_seed=float(per_seed.var(ddof=1)),
+                item_components=[[float(v), float(d)] for v, d in comps[1:]])
+
+# %% ../nbs/03a_metrics_intervals.ipynb #a7d1c0e2
+def mde_at_seeds(r: dict, seeds: int, alpha: float = 0.05, power: float = 0.8, items: int | None = None) -> float:
+    """The minimum detectable effect that `seeds` trained models (each on `items` items; default as many as `r` had)
+    would give, projected from `r`, a result of `seeds_items_interval`: the variance of one model's effect
+    (`r['var_seed']`) over `seeds` on `seeds - 1` df, plus the items' components scaled by `r['n_items'] / items` on
+    `items - 1` df, combined with Welch-Satterthwaite df (as `seeds_items_interval` does)."""
+    if int(seeds) != seeds or seeds < 2:
+        raise CogenError(f"mde_at_seeds: seeds must be a whole number >= 2 (a spread needs two models), got {seeds!r}")
+    if items is not None and (int(items) != items or items < 2):
+        raise CogenError(f"mde_at_seeds: items must be a whole number >= 2, got {items!r}")
+    k = 1.0 if items is None else r['n_items'] / items
+    comps = [(r['var_seed'] / seeds, seeds - 1)] + [(float(v) * k, float(d) if items is None else items - 1)
+                                                    for v, d in r['item_components']]
+    var = sum(v for v, _ in comps)
+    if var <= 0: return 0.0
+    df = var ** 2 / sum(v ** 2 / d for v, d in comps if v > 0)
+    return float((stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df)) * math.sqrt(var))
+
+# %% ../nbs/03a_metrics_intervals.ipynb #a7d1c0e4
+def seeds_for_mde(r: dict, target: float, alpha: float = 0.05, power: float = 0.8, max_seeds: int = 20) -> int | None:
+    """The fewest trained models, from 2 to `max_seeds`, whose MDE projected from `r` (`mde_at_seeds`) is at most
+    `target` (a size, e.g. the paper's effect); None when `max_seeds` do not reach it."""
+    if not target > 0: raise CogenError(f"seeds_for_mde: the target must be a size > 0, got {target!r}")
+    return next((k for k in range(2, max_seeds + 1) if mde_at_seeds(r, k, alpha, power) <= target), None)
+
+# %% ../nbs/03a_metrics_intervals.ipynb #a7d1c0e6
+def items_for_mde(r: dict, target: float, seeds: int, alpha: float = 0.05, power: float = 0.8,
+                  max_items: int = 100_000) -> int | None:
+    """The fewest items (2 to `max_items`) at which `seeds` trained models reach an MDE of at most `target`, projected
+    from `r` (`mde_at_seeds`); None when `max_items` do not (the seeds' own spread is then the limit)."""
+    if not target > 0: raise CogenError(f"items_for_mde: the target must be a size > 0, got {target!r}")
+    ok = lambda n: mde_at_seeds(r, seeds, alpha, power, items=n) <= target
+    if not ok(max_items): return None
+    lo, hi = 2, max_items                                            # the MDE falls with the items: bisect
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid + 1, hi)
+    return lo
 
 # %% ../nbs/03a_metrics_intervals.ipynb #02ca0d05
 def power_z(alpha: float = 0.05, power: float = 0.8) -> float:

@@ -441,7 +441,8 @@ def committed_status(paper: str, root: Path | str | None = None) -> list[str]:
 def _file_link(rel: str) -> str: return f'<a href="{rel}"><code>{rel}</code></a>'
 
 _VERDICT_FILES = (('verdicts.md', 'the verdict table, one row per claim'), ('verdicts.csv', 'every budget, structured'),
-                  ('verdicts_details.md', 'every budget with its test, p and minimum detectable effect'))
+                  ('verdicts_details.md', 'every budget with its test, p and minimum detectable effect'),
+                  ('seeds_plan.md', 'how many trained models, and items, each training claim needs'))
 
 def verdicts_section(paper: str, title: str, root: Path | str | None = None, page: str | None = None) -> str:
     """The front page's section on `paper` (headed `title`): from `figures/<paper>/verdicts.csv` under `root`, its
@@ -484,11 +485,12 @@ def verdicts_section(paper: str, title: str, root: Path | str | None = None, pag
     return f"### {title}\n\n" + '\n\n'.join(body) + '\n'
 
 def verdict_files(paper: str, root: Path | str, dest: Path | str) -> list[Path]:
-    """Copy the files `verdicts_section` links (`figures/<paper>/verdicts*.{md,csv}`, `claims/<paper>.yaml` under
-    `root`) to the same paths under `dest`."""
+    """Copy the files `verdicts_section` links (`figures/<paper>/verdicts*.{md,csv}`, `seeds_plan.{md,csv}`,
+    `claims/<paper>.yaml` under `root`) to the same paths under `dest`."""
     root, out = Path(root), []
     figs = root/'figures'/paper
-    for f in [*sorted(figs.glob('verdicts*.md')), *sorted(figs.glob('verdicts*.csv')), root/'claims'/f'{paper}.yaml']:
+    for f in [*sorted(figs.glob('verdicts*.md')), *sorted(figs.glob('verdicts*.csv')), figs/'seeds_plan.md',
+              figs/'seeds_plan.csv', root/'claims'/f'{paper}.yaml']:
         if f.is_file():
             (Path(dest)/f.relative_to(root)).parent.mkdir(parents=True, exist_ok=True)
             out.append(Path(shutil.copy(f, Path(dest)/f.relative_to(root))))

@@ -177,14 +177,14 @@ class SporRuns(SummaryRuns):
 
 # %% ../../nbs/spor/08_report.ipynb #3bbc706c
 @patch
-def budget(self: SporRuns, cfg, seeds: int) -> str:
+def budget(self: SporRuns, cfg, seeds: int, device: str | None = None) -> str:
     """Configuration `cfg` run with `seeds` seeds in words: model, split, training budget, decoding, test size,
-    profile and device."""
+    profile and device (`device`, default every device its seeds ran on)."""
     d = self.cfg_dict(cfg)
     split = f"split: best of {int(d['tries']):,} tries; " if d['aspect'] == 'systematicity' else ''
     return (f"{d['model']} ({d['method']}), {split}{train_budget(d)}, {int(d['epochs'])} epoch(s), "
             f"lr {d['lr']}, {decoding(d['num_beams'])}, {int(d['eval_limit']) or 'all'} test samples per set, "
-            f"{seeds} seed(s), profile {d['profile']}, {self.devices[cfg]}")
+            f"{seeds} seed(s), profile {d['profile']}, {device or self.devices[cfg]}")
 
 # %% ../../nbs/spor/08_report.ipynb #c31531d4
 @patch
@@ -197,9 +197,12 @@ def budget_short(self: SporRuns, cfg) -> str:
 # %% ../../nbs/spor/08_report.ipynb #2e2d29a0
 @patch
 def describe(self: SporRuns, slug: str, seeds: int) -> dict:
-    "The `profile`, `budget` and `device` of run `slug`'s configuration: the `SummaryRuns` contract."
-    cfg = self.cfg_of(self.meta[self.meta.slug == slug].iloc[0])
-    return dict(profile=self.cfg_dict(cfg)['profile'], budget=self.budget(cfg, seeds), device=self.devices[cfg])
+    """The `profile`, `budget` and `device` of run `slug`'s configuration: the `SummaryRuns` contract. With one seed,
+    the device of that run; with more, every device the configuration's seeds ran on."""
+    run = self.meta[self.meta.slug == slug].iloc[0]
+    cfg = self.cfg_of(run)
+    device = str(run['device']) if seeds == 1 else self.devices[cfg]
+    return dict(profile=self.cfg_dict(cfg)['profile'], budget=self.budget(cfg, seeds, device), device=device)
 
 # %% ../../nbs/spor/08_report.ipynb #713f451e
 @patch

@@ -113,11 +113,12 @@ _LOAD_LOCK = threading.Lock()
 
 def load_model(name: str, revision: str | None = None, kind: str | None = None, device: str | None = None,
                dtype: str = 'float32'):
-    "Load model `name` (see `model_spec`) through its registered backend, once per process."
+    """Load model `name` (see `model_spec`) through its registered backend, once per process and backend class (a
+    backend registered again under its kind, e.g. by re-running its notebook, loads its own instance)."""
     spec = model_spec(name, revision, kind)
     cls = backend_class(spec.kind)
     if device is None and getattr(cls, 'uses_device', False): device = default_device()   # None or the default: 1 load
-    key = (spec.name, spec.revision, spec.kind, device, dtype)
+    key = (spec.name, spec.revision, spec.kind, cls, device, dtype)
     with _LOAD_LOCK:
         if key not in _LOADED: _LOADED[key] = cls.load(spec, device=device, dtype=dtype)
         return _LOADED[key]

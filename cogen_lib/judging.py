@@ -440,7 +440,8 @@ def verdict_frames(rows: list[dict]):
 def save_verdict_tables(rows: list[dict], out_dir: Path | str, caption: str = ''):
     """Write `verdicts.md/.tex` (the paper's claims, one row each, then a second table of our controls and protocol
     variants), `verdicts.csv` (every row, structured) and `verdicts_details.*` into `out_dir`, and `seeds_plan.*`
-    (`seeds_plan_frame`) where a row has a plan; returns the paths."""
+    (`seeds_plan_frame`) where a row has a plan; shows the verdicts and the plan (the details are only written);
+    returns the paths."""
     from cogen_lib.core import atomic_write_text
     from cogen_lib.results import save_table, SavedTable
     if not rows:
@@ -464,7 +465,9 @@ def save_verdict_tables(rows: list[dict], out_dir: Path | str, caption: str = ''
         paths = SavedTable(paths + extra)
     atomic_write_text(paths[1], flat.to_csv(index=False, lineterminator='\n'))
     details = 'Every budget of every claim (`verdicts.md` shows the best one per claim).'
-    paths = SavedTable(paths + save_table(det, out_dir, 'verdicts_details', floatfmt='.4g', caption=details))
+    # linked, not shown: a page shows the verdicts, and every budget of every claim grows with the runs
+    paths = SavedTable(paths + save_table(det, out_dir, 'verdicts_details', floatfmt='.4g', caption=details,
+                                          show=False))
     plan = seeds_plan_frame(rows)
     if len(plan): paths = SavedTable(paths + save_table(plan, out_dir, 'seeds_plan', caption=SEEDS_PLAN_CAPTION))
     return paths

@@ -149,9 +149,10 @@ class SavedTable(list):
     the paths."""
     def __repr__(self): return 'table saved: ' + ', '.join(str(p) for p in self)
 
-def save_table(df, out_dir: Path | str, name: str, floatfmt: str = '.1f', caption: str = '') -> SavedTable:
+def save_table(df, out_dir: Path | str, name: str, floatfmt: str = '.1f', caption: str = '',
+               show: bool = True) -> SavedTable:
     """Save the DataFrame `df` as `<name>.md`, `<name>.csv` and `<name>.tex` in `out_dir` (no index column); `caption`
-    goes under the Markdown table and into the LaTeX caption. Shows the Markdown table."""
+    goes under the Markdown table and into the LaTeX caption. Shows the Markdown table, unless not `show`."""
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     paths = SavedTable([out/f'{name}.md', out/f'{name}.csv', out/f'{name}.tex'])
     md = df.to_markdown(index=False, floatfmt=floatfmt)
@@ -160,8 +161,9 @@ def save_table(df, out_dir: Path | str, name: str, floatfmt: str = '.1f', captio
     fmt = lambda x: format(x, floatfmt) if isinstance(x, float) else str(x)
     atomic_write_text(paths[2], df.to_latex(index=False, escape=True, formatters={c: fmt for c in df.columns},
                                             caption=caption or None))
-    from IPython.display import Markdown
-    _show(Markdown(paths[0].read_text()))
+    if show:
+        from IPython.display import Markdown
+        _show(Markdown(paths[0].read_text()))
     return paths
 
 # %% ../nbs/04a_results.ipynb #2d5d7b72

@@ -150,13 +150,15 @@ def _pieces(data: PaddedPairs, batches, chunks: int) -> list[list[tuple[np.ndarr
     return out
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #996e61e4
-def train_epoch(st: TrainState) -> dict:
+def train_epoch(st: TrainState, progress: bool = False) -> dict:
     """Step 3: one epoch over `st.data`: the batches of `epoch_batches`, each computed in `config.chunks` pieces of
     similar length (gathered from the padded tensors, cut to their longest row; gradients summed, so a batch's update is
     that of the whole batch), the LM head on the real target tokens only. Appends the epoch's record to `st.history` and
     returns it (`loss`: mean cross-entropy per target token over the epoch). bf16 autocast on CUDA only: on the CPU it
-    was slower, on a Xeon with AMX (issue 53) and without bf16 instructions (`bench/bf16.py`, its rows in
-    `measured/measurements.csv`), so the CPU trains in float32."""
+    was slower, on a Xeon with AMX and without bf16 instructions (`bench/bf16.py`, its rows in
+    `measured/measurements.csv`), so the CPU trains in float32. With `progress`, a bar over the epoch's batches (an
+    epoch of the `long` model takes about 18 minutes on one CPU thread)."""
+    from tqdm.auto import tqdm
     cfg, data, model, opt, sched = st.config, st.data, st.model, st.optimizer, st.scheduler
     model.train(); t0 = time.perf_counter()
     pieces = _pieces(data, epoch_batches(data, cfg.batch_size, st.shuffle, cfg.bucket), cfg.chunks)
@@ -164,7 +166,8 @@ def train_epoch(st: TrainState) -> dict:
     flat = torch.from_numpy(np.concatenate([p for ps in pieces for _, p in ps])).to(st.device)   # copy per epoch each
     amp = torch.autocast('cuda', dtype=torch.bfloat16) if st.device.type == 'cuda' else contextlib.nullcontext()
     loss_sum, n_tok, a, c = torch.zeros((), device=st.device), 0, 0, 0
-    for ps in pieces:
+    for ps in tqdm(pieces, desc=f'epoch {st.epoch + 1}', unit='batch', leave=False, disable=not progress,
+                   mininterval=10):
         n = sum(len(pos) for _, pos in ps)                                    # target tokens of the whole batch
         opt.zero_grad(set_to_none=True)
         for idx, pos in ps:
@@ -337,7 +340,7 @@ def train(config: Seq2SeqConfig, train_pairs, progress: bool = True, device: str
     bar = tqdm(range(start, config.epochs), desc=f'train {config.arch}', disable=not progress, initial=start,
                total=config.epochs)
     for _ in bar:
-        bar.set_postfix(loss=f"{train_epoch(st)['loss']:.4f}")
+        bar.set_postfix(loss=f"{train_epoch(st, progress)['loss']:.4f}")
         if ckpt is not None: save_checkpoint(st, ckpt)
     return trained_model(st, ckpt, st.epoch - start)
 

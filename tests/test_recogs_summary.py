@@ -89,13 +89,15 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     long_dir = committed_dir('recogs', 'long', proj)
     fake_run(long_dir, root, 'cogs', 0, provenance=True, gen=False)          # learned in distribution, 0 on every gen category
     fake_run(long_dir, root, 'recogs-pos', 0, provenance=True)
-    unl = fake_run(long_dir, root, 'recogs-v2', 0, provenance=True, dev_rate=0.0)   # never right in distribution either ...
+    # ReCOGS at the long profile's 3 epochs (its main budget in grids/recogs.yaml, beside COGS at 17) ...
+    unl = fake_run(long_dir, root, 'recogs-v2', 0, provenance=True, dev_rate=0.0, epochs=3)   # never right in distribution either ...
     from cogen_lib.recogs.rewrites import convert
     gold = {sp: convert('recogs-v2', sp, 0).lf for sp in ('dev', 'test', 'gen')}
     unl['prediction'] = [re.sub(r'\b\d+\b', '44', g) if k % 2 else g for k, g in enumerate(gold[sp].iloc[int(i.split(':')[1])] for sp, i in zip(unl.split, unl.item))]
-    unl.to_csv(long_dir/'variant=recogs-v2_model=transformer_seed=0-long0001.items.csv.gz', index=False)   # ... yet the gold structure, every other row's entities at index 44
-    fake_run(long_dir, root, 'recogs-v2', 0, provenance=True, decoding='distinct-indices')   # the same training, decoded with distinct indices: learned
+    unl.to_csv(long_dir/'variant=recogs-v2_model=transformer_seed=0_epochs=3-long0001.items.csv.gz', index=False)   # ... yet the gold structure, every other row's entities at index 44
+    fake_run(long_dir, root, 'recogs-v2', 0, provenance=True, decoding='distinct-indices', epochs=3)   # the same training, decoded with distinct indices: learned
     fake_run(long_dir, root, 'recogs-v2', 0, provenance=True, epochs=30)   # a second schedule of ReCOGS: a budget of its own
+    for v_ in ('recogs-v2', 'cogs'): fake_run(long_dir, root, v_, 0, provenance=True, epochs=10)   # a third, with COGS beside it
     figs = tmp_path/'figures'
     execute_summary(root, own, figs, 'cpu', proj, tmp_path/'kernel.log')
     read = lambda name: pd.read_csv(figs/f'{name}.csv', keep_default_na=False)
@@ -136,9 +138,10 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     assert float(bud.loc[('ours: long (committed)', 'recogs-v2'), 'final train loss']) == 0.01
     assert bud.loc[('ours: cpu', 'cogs'), 'seeds'] == 3
 
-    # contrasts (3 pairs of variants: 3 seeds in cpu, seed 0 in long): one per seed and gen category + overall, paired on all 4,200 gen rows; the over-seeds effect = mean of the seeds'
+    # contrasts (3 pairs of variants: 3 seeds in cpu, seed 0 in long; ReCOGS - COGS at 10 epochs, seed 0): one per seed and gen
+    # category + overall, paired on all 4,200 gen rows; the over-seeds effect = mean of the seeds'
     ps = read('contrasts_per_seed')
-    assert len(ps) == (3 * 3 + 3) * 22 and (ps[ps.category == 'Gen overall']['paired rows'] == 21 * PER_CAT).all()
+    assert len(ps) == (3 * 3 + 3 + 1) * 22 and (ps[ps.category == 'Gen overall']['paired rows'] == 21 * PER_CAT).all()
     con = read('contrasts')
     pos = con[(con.source == 'ours: cpu') & (con.contrast.str.startswith('transformer ReCOGS_pos (SEM) - transformer COGS'))
               & (con.category == 'Gen overall')].iloc[0]
@@ -150,7 +153,8 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     vc = pd.read_csv(figs/'verdicts.csv')                                           # numbers as numbers (not run: empty)
     assert list(vc.columns[:11]) == ['claim_id', 'claim', 'kind', 'effect', 'ci_low', 'ci_high', 'paper_effect', 'n', 'p', 'mde', 'budget']
     assert set(vc.claim_id) == {c.id for c in load_claims('recogs', root)}        # every claim has a row, run or not
-    v = vc.set_index(['claim_id', 'profile'])
+    # the main budgets (the 10- and 30-epoch schedules are checked at the end)
+    v = vc[~vc.budget.fillna('').str.contains(r'\b(?:10|30) epochs')].set_index(['claim_id', 'profile'])
     r = v.loc[('pos-above-cogs-gen', 'cpu')]                                        # 3 trained models: the seeds are the units
     assert r.kind in ('reproduced', 'direction reproduced, size not determined', 'direction reproduced, size differs', 'inconclusive')
     assert int(r.n) == 3 and abs(r.effect - np.mean(diffs)) < 1e-9 and r.unit_of_analysis == 'training runs' and r.seeds == 3
@@ -198,6 +202,15 @@ def test_summary_on_synthetic_runs(tmp_path, root):
     assert S30 in set(read('fig5_recogs').source) and S30 in set(st.index.get_level_values('source'))
     assert not vc[(vc.profile == 'long') & vc.budget.fillna('').str.contains('30 epochs') & vc.claim_id.isin(
         ['recogs-below-cogs', 'recogs-below-pos'])].shape[0]                        # no COGS at 30 epochs: no contrast there
+    # ReCOGS and COGS at 10 epochs: a budget of their own, contrasted with each other, while the main budget keeps ReCOGS at
+    # 3 epochs against COGS at 17 (COGS's fewer epochs do not make its 10-epoch run the main one)
+    S10 = 'ours: long (committed), 10 epochs'
+    assert S10 in set(read('fig5_recogs').source) and S10 in set(t4.source)
+    r10 = vc[(vc.claim_id == 'recogs-below-cogs') & vc.budget.fillna('').str.contains('10 epochs')]
+    assert len(r10) == 1 and 'one trained model' in r10.why.iloc[0] and int(r10.n.iloc[0]) == 21 * PER_CAT, r10.to_dict('records')
+    assert '3 epochs' in v.loc[('recogs-below-cogs', 'long'), 'budget'], v.loc[('recogs-below-cogs', 'long'), 'budget']
+    assert '17 epochs' in t4[(t4.variant == 'COGS') & (t4.source == 'ours: long (committed)')].budget.iloc[0]
+    assert S10 in set(con.source) and S10 in set(ps.source)
     print(f"synthetic summary: {time.perf_counter() - t0:.1f} s")
 
 

@@ -210,11 +210,11 @@ PLAN_SEEDS = 5
 def seeds_plan(claim: Claim, series, seeds: int, alpha: float = 0.05, max_seeds: int = 20) -> dict | None:
     """For a claim about training with a sized paper effect (form 'difference' or 'level'), over `seeds` >= 2 trained
     models whose per-item outcomes `series` supplies (as `evaluate_claim` reads them): `seeds`, `target` (the paper's
-    distance from 0 or from the level), `mde` now, `mde_plan` at `PLAN_SEEDS`, `needed` (the fewest seeds up to
-    `max_seeds` whose projected MDE is at most `target`, else None), `floor` (the items' limit: the MDE of 10,000
-    seeds), `max_seeds`, `items` (per model now) and `items_needed` (the fewest items per model at which `PLAN_SEEDS`
-    seeds, or `seeds` if more, reach `target`; None past 100,000). None for any other claim, or without the
-    statistics."""
+    distance from 0 or from the level), `mde` now (the verdict's), `mde_plan` at `PLAN_SEEDS`, `needed` (the fewest
+    seeds up to `max_seeds` whose projected MDE is at most `target`, else None), `floor` (the items' limit: the MDE of
+    10,000 seeds), `max_seeds`, `items` (per model now) and `items_needed` (the fewest items per model at which
+    `PLAN_SEEDS` seeds, or `seeds` if more, reach `target`; None past 100,000). None for any other claim, or without
+    the statistics."""
     if not claim.training or claim.untestable or seeds < 2 or claim.form not in ('difference', 'level'): return None
     try: P = float(claim.paper_effect)
     except (TypeError, ValueError): return None
@@ -222,7 +222,7 @@ def seeds_plan(claim: Claim, series, seeds: int, alpha: float = 0.05, max_seeds:
     if not math.isfinite(target) or target <= 0: return None
     t = _training_stats(claim, series, seeds, alpha)
     if t is None: return None
-    return dict(seeds=seeds, target=target, mde=mde_at_seeds(t, seeds, alpha),
+    return dict(seeds=seeds, target=target, mde=t['mde'],
                 mde_plan=mde_at_seeds(t, PLAN_SEEDS, alpha),
                 needed=seeds_for_mde(t, target, alpha, max_seeds=max_seeds),
                 floor=mde_at_seeds(t, 10_000, alpha), max_seeds=max_seeds, items=t['n_items'],
@@ -478,9 +478,9 @@ SEEDS_PLAN_CAPTION = (
     f"alpha 0.05) of the trained models we have, projected to {PLAN_SEEDS}, and the fewest trained models whose "
     "projected MDE reaches the paper's effect, or the items per model that "
     f"{PLAN_SEEDS} would need (where more seeds alone cannot: the items' sampling sets a floor). The projection "
-    "divides our seeds' spread by the new count of seeds and the items' variance by the new count of items, each as "
-    "measured (so it errs high); from 2 seeds the spread is a rough estimate. A plan for runs, not a verdict: the "
-    "verdicts are in `verdicts.md`.")
+    "estimates three variance components from our runs (the seeds', the items' and their interaction's) and gives "
+    "the MDE expected at the new counts, so it can exceed the MDE now where our few seeds agreed by chance; from 2 "
+    "seeds it is a rough estimate. A plan for runs, not a verdict: the verdicts are in `verdicts.md`.")
 
 def seeds_plan_frame(rows: list[dict]) -> pd.DataFrame:
     """One row per claim (and model of ours) that has a `plan` in `rows`, from its budget with the most seeds (then

@@ -180,18 +180,23 @@ def seeds_items_interval(groups, alpha: float = 0.05, power: float = 0.8,
     has (N - 1 df; 0 when the seeds share no items, whose sampling is then inside the seed component). They combine with
     Welch-Satterthwaite df into a t interval (clipped to `bounds`), a two-sided t test and the MDE at `power`. The item
     component counts the seed-by-item noise a second time, so the interval errs wide. None below 2 seeds. Also returns
-    what `mde_at_seeds` projects from: `var_seed`, the variance of one trained model's effect, and `item_components`,
-    each group's `[variance, df]`."""
+    what `mde_at_seeds` projects from, the variance components of a two-way (items x seeds) random-effects model by
+    ANOVA (each truncated at 0): `var_seed`, the seeds' own variance of the effect, and `item_groups`, per group with
+    common items `[items, item variance, seed-by-item variance]`."""
     sizes = {len(per) for _, per in groups}
     if not groups or len(sizes) != 1 or (S := sizes.pop()) < 2: return None
-    per_seed, comps, n_items = np.zeros(S), [], 0
+    per_seed, comps, n_items, parts = np.zeros(S), [], 0, []
     for sign, per in groups:
         per_seed += float(sign) * np.array([float(np.asarray(x, float).mean()) for x in per])
         common = per[0].index
         for x in per[1:]: common = common.intersection(x.index)
         if len(common) >= 2:
-            m = pd.concat([x.loc[common].astype(float) for x in per], axis=1).mean(axis=1).to_numpy()
+            M = pd.concat([x.loc[common].astype(float) for x in per], axis=1).to_numpy()     # items x seeds
+            m = M.mean(axis=1)
             comps.append((float(m.var(ddof=1)) / m.size, m.size - 1))
+            resid = M - M.mean(axis=0, keepdims=True) - m[:, None] + M.mean()
+            noise = float((resid ** 2).sum()) / ((m.size - 1) * (S - 1))                   # seed x item mean square
+            parts.append([m.size, max(0.0, float(m.var(ddof=1)) - noise / S), noise])
         n_items = max(n_items, len(common))
     comps.insert(0, (float(per_seed.var(ddof=1)) / S, S - 1))
     var = sum(v for v, _ in comps)
@@ -207,22 +212,25 @@ def seeds_items_interval(groups, alpha: float = 0.05, power: float = 0.8,
     if bounds is not None: lo, hi = max(bounds[0], lo), min(bounds[1], hi)
     return dict(test=f"t over {S} seeds, items a second variance component (df {df:.1f})", n=int(S), effect=est,
                 ci_low=float(lo), ci_high=float(hi), p=p, mde=float(mde), se=se, df=float(df), seeds=int(S),
-                n_items=int(n_items), per_seed=[float(x) for x in per_seed], var_seed=float(per_seed.var(ddof=1)),
-                item_components=[[float(v), float(d)] for v, d in comps[1:]])
+                n_items=int(n_items), per_seed=[float(x) for x in per_seed],
+                var_seed=max(0.0, float(per_seed.var(ddof=1)) - sum(e / n for n, _, e in parts)),
+                item_groups=[[int(n), float(b), float(e)] for n, b, e in parts])
 
 # %% ../nbs/03a_metrics_intervals.ipynb #a7d1c0e2
 def mde_at_seeds(r: dict, seeds: int, alpha: float = 0.05, power: float = 0.8, items: int | None = None) -> float:
-    """The minimum detectable effect that `seeds` trained models (each on `items` items; default as many as `r` had)
-    would give, projected from `r`, a result of `seeds_items_interval`: the variance of one model's effect
-    (`r['var_seed']`) over `seeds` on `seeds - 1` df, plus the items' components scaled by `r['n_items'] / items` on
-    `items - 1` df, combined with Welch-Satterthwaite df (as `seeds_items_interval` does)."""
+    """The minimum detectable effect that `seeds` trained models (each on `items` items; default as many as `r` had, a
+    group's items scaled by `items / r['n_items']`) are expected to give, projected from `r`, a result of
+    `seeds_items_interval`, by its variance components: between seeds `(var_seed + sum(noise / n)) / seeds` on
+    `seeds - 1` df, and per group `(item + noise / seeds) / n` on `n - 1` df, combined with Welch-Satterthwaite df (as
+    `seeds_items_interval` does)."""
     if int(seeds) != seeds or seeds < 2:
         raise CogenError(f"mde_at_seeds: seeds must be a whole number >= 2 (a spread needs two models), got {seeds!r}")
     if items is not None and (int(items) != items or items < 2):
         raise CogenError(f"mde_at_seeds: items must be a whole number >= 2, got {items!r}")
-    k = 1.0 if items is None else r['n_items'] / items
-    comps = [(r['var_seed'] / seeds, seeds - 1)] + [(float(v) * k, float(d) if items is None else items - 1)
-                                                    for v, d in r['item_components']]
+    f = 1.0 if items is None else items / r['n_items']
+    groups = [(max(2.0, n * f), b, e) for n, b, e in r['item_groups']]
+    comps = [((r['var_seed'] + sum(e / n for n, _, e in groups)) / seeds, seeds - 1)]
+    comps += [((b + e / seeds) / n, n - 1) for n, b, e in groups]
     var = sum(v for v, _ in comps)
     if var <= 0: return 0.0
     df = var ** 2 / sum(v ** 2 / d for v, d in comps if v > 0)

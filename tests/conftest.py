@@ -138,10 +138,17 @@ def fast_lane(config, items):
 _ran: dict[str, float] = {}
 _skipped: set[str] = set()
 
+def plain_nodeid(nodeid: str) -> str:
+    """`nodeid` without the '@<group>' that pytest-xdist's `--dist loadgroup` appends to a grouped test's id in its
+    reports: the fast lane looks tests up by the id they have at collection, before xdist adds it."""
+    return re.sub(r'@[^\[\]@]*$', '', nodeid)
+
+
 def pytest_runtest_logreport(report):
     # under pytest-xdist the controller gets every worker's reports, so this sees the whole run
-    _ran[report.nodeid] = _ran.get(report.nodeid, 0.0) + report.duration
-    if report.skipped: _skipped.add(report.nodeid)     # a skip here (no Chromium, say) says nothing of its time elsewhere
+    k = plain_nodeid(report.nodeid)
+    _ran[k] = _ran.get(k, 0.0) + report.duration
+    if report.skipped: _skipped.add(k)     # a skip here (no Chromium, say) says nothing of its time elsewhere
 
 
 def pytest_sessionfinish(session):

@@ -3,7 +3,7 @@ the tests recorded as slow, the files slow as a whole and the unrecorded tests o
 the fast and the unrecorded others."""
 import os, subprocess, sys
 from pathlib import Path
-from conftest import DURATIONS, read_durations, write_durations
+from conftest import DURATIONS, plain_nodeid, read_durations, write_durations
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -16,6 +16,14 @@ def test_durations_file():
     rows = read_durations()
     assert len(rows) > 500 and all(v >= 0 for v in rows.values())
     assert all(k.startswith('tests/test_') and '.py::test_' in k for k in rows), [k for k in rows if '.py::test_' not in k][:5]
+    assert all(k == plain_nodeid(k) for k in rows), [k for k in rows if k != plain_nodeid(k)][:5]   # ids as collected
+
+
+def test_plain_nodeid():
+    "The ids recorded are those the lane looks up: without the '@<group>' that `--dist loadgroup` adds to reports."
+    assert plain_nodeid('tests/test_a.py::test_x[p]@module:test_a.py') == 'tests/test_a.py::test_x[p]'
+    assert plain_nodeid('tests/test_a.py::test_y@shared') == 'tests/test_a.py::test_y'
+    assert plain_nodeid('tests/test_a.py::test_z[a@b]') == 'tests/test_a.py::test_z[a@b]'      # an '@' in a parameter stays
 
 
 def test_round_trip(tmp_path):

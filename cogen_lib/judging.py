@@ -18,7 +18,7 @@ from .verdicts import KINDS, MIN_TRAINED, CLAIM_EFFECTS, Verdict, judge, partiti
 if TYPE_CHECKING: from cogen_lib.claims import Claim, ClaimFile     # annotations only: `claims` re-exports this module
 
 # %% auto #0
-__all__ = ['PLAN_SEEDS', 'SEEDS_PLAN_CAPTION', 'SHORT_KINDS', 'paired_effect', 'level_effect', 'gap_difference', 'arm_label',
+__all__ = ['PLAN_SEEDS', 'SHORT_KINDS', 'SEEDS_PLAN_CAPTION', 'paired_effect', 'level_effect', 'gap_difference', 'arm_label',
            'check_precondition', 'evaluate_claim', 'seeds_plan', 'arm_runs', 'item_series', 'judge_runs', 'SummaryRuns',
            'best_rows', 'paper_text', 'ours_text', 'n_text', 'verdict_frames', 'save_verdict_tables',
            'seeds_plan_frame', 'verdict_counts', 'counts_markdown', 'counts_line']
@@ -472,6 +472,13 @@ def save_verdict_tables(rows: list[dict], out_dir: Path | str, caption: str = ''
     if len(plan): paths = SavedTable(paths + save_table(plan, out_dir, 'seeds_plan', caption=SEEDS_PLAN_CAPTION))
     return paths
 
+# %% ../nbs/08b_judging.ipynb #b5e2a0c6
+SHORT_KINDS = {'reproduced': 'reproduced', 'direction reproduced, size not determined': 'size undetermined',
+               'direction reproduced, size differs': 'size differs', 'inconclusive': 'inconclusive',
+               'not reproduced': 'not reproduced', 'opposite': 'opposite', 'not testable': 'not testable',
+               'not run': 'not run'}
+"The column heads of a counts table, in `KINDS` order."
+
 # %% ../nbs/08b_judging.ipynb #b5e2a0c4
 SEEDS_PLAN_CAPTION = (
     "Claims about training whose paper effect has a size: the minimum detectable effect (MDE; 80% power, "
@@ -484,7 +491,8 @@ SEEDS_PLAN_CAPTION = (
 
 def seeds_plan_frame(rows: list[dict]) -> pd.DataFrame:
     """One row per claim (and model of ours) that has a `plan` in `rows`, from its budget with the most seeds (then
-    `best_rows`' order): claim, trained models, items, MDE now and at `PLAN_SEEDS`, the paper's effect (in the claim's
+    `best_rows`' order): claim, its verdict there (`SHORT_KINDS`: seeds enough for the MDE do not lift a failed
+    precondition), trained models, items, MDE now and at `PLAN_SEEDS`, the paper's effect (in the claim's
     unit), the seeds needed ('met' where we have them; 'over N' past `max_seeds`) and the items per model that
     `PLAN_SEEDS` seeds need ('met' at those we have, '-' where no count suffices); empty without plans."""
     import pandas as pd
@@ -501,19 +509,14 @@ def seeds_plan_frame(rows: list[dict]) -> pd.DataFrame:
                 str(pl['needed']) if pl['needed'] is not None else f"over {pl['max_seeds']}")
         items = ('-' if pl['items_needed'] is None else 'met' if pl['items_needed'] <= pl['items'] else
                  f"{pl['items_needed']:,}")
-        out.append({'Claim': k, 'Seeds': pl['seeds'], 'Items': pl['items'], 'MDE now': num(pl['mde']),
+        out.append({'Claim': k, 'Verdict': SHORT_KINDS.get(r['verdict'].kind, r['verdict'].kind), 'Seeds': pl['seeds'],
+                    'Items': pl['items'], 'MDE now': num(pl['mde']),
                     f'At {PLAN_SEEDS} seeds': num(pl['mde_plan']), 'Paper': num(pl['target']), 'Seeds needed': need,
                     f'Items at {PLAN_SEEDS} seeds': items})
-    return pd.DataFrame(out, columns=['Claim', 'Seeds', 'Items', 'MDE now', f'At {PLAN_SEEDS} seeds', 'Paper',
+    return pd.DataFrame(out, columns=['Claim', 'Verdict', 'Seeds', 'Items', 'MDE now', f'At {PLAN_SEEDS} seeds', 'Paper',
                                       'Seeds needed', f'Items at {PLAN_SEEDS} seeds'])
 
 # %% ../nbs/08b_judging.ipynb #4fcd26e6
-SHORT_KINDS = {'reproduced': 'reproduced', 'direction reproduced, size not determined': 'size undetermined',
-               'direction reproduced, size differs': 'size differs', 'inconclusive': 'inconclusive',
-               'not reproduced': 'not reproduced', 'opposite': 'opposite', 'not testable': 'not testable',
-               'not run': 'not run'}
-"The column heads of a counts table, in `KINDS` order."
-
 def verdict_counts(paper: str, root: Path | str | None = None) -> dict | None:
     """Kind -> number of the paper's own claims (`origin` paper; not our controls or protocol variants) with that
     verdict in `figures/<paper>/verdicts.csv` under `root` (every kind, 0 included); None without that file."""

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 import numpy as np
 from .core import CogenError, project_root
-from cogen_lib.metrics import (
-    ZERO_TOL, binomial_test, fmt_ci, fmt_num, format_p, mcnemar, paired_permutation, power_z,
-    seeds_items_interval, mde_at_seeds, seeds_for_mde, items_for_mde, two_sample_permutation, wilson_ci,
-    wilson_score)
+from .metrics import (
+    ZERO_TOL, binomial_test, fmt_ci, fmt_num, format_p, mcnemar, paired_permutation, power_z, seeds_items_interval,
+    mde_at_seeds, seeds_for_mde, items_for_mde, two_sample_permutation, wilson_ci, wilson_score)
 from .grid import PROFILES
 from .verdicts import KINDS, MIN_TRAINED, CLAIM_EFFECTS, Verdict, judge, partition_key, report_once
 if TYPE_CHECKING: from cogen_lib.claims import Claim, ClaimFile     # annotations only: `claims` re-exports this module

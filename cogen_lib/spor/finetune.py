@@ -118,8 +118,9 @@ def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, pro
     for ep in range(1, cfg.epochs + 1):
         model.train(); losses = []
         steps = math.ceil(len(pairs) / cfg.batch_size)
-        for X, Y, M in tqdm(_batches(tok, pairs, cfg.batch_size, cfg.max_len, eos), total=steps, desc=f'epoch {ep}',
-                            disable=not progress):
+        batches = _batches(tok, pairs, cfg.batch_size, cfg.max_len, eos)
+        for X, Y, M in tqdm(batches, total=steps, desc=f'train epoch {ep}', unit='step', disable=not progress,
+                            mininterval=10):                          # a step takes a minute or two on one CPU thread
             loss = model(input_ids=X, attention_mask=M, labels=Y).loss
             if not torch.isfinite(loss):
                 raise CogenError(f"epoch {ep}: the loss is {loss.item()}; lower the learning rate")

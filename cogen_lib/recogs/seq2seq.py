@@ -20,11 +20,11 @@ _all_ = ['PAPER_SETTINGS', 'Seq2SeqConfig', 'SPECIALS', 'PAD', 'BOS', 'EOS', 'UN
          'ARCHS', 'make_model', 'n_params']
 
 # %% auto #0
-__all__ = ['lr_lambda', 'PaddedPairs', 'pad_pairs', 'epoch_batches', 'checkpoint_dir', 'TrainState', 'init_training',
-           'train_epoch', 'save_checkpoint', 'load_checkpoint', 'resume', 'TrainedModel', 'DistinctIndices',
-           'trained_model', 'train', 'score_predictions', 'PAPER_SETTINGS', 'Seq2SeqConfig', 'SPECIALS', 'PAD', 'BOS',
-           'EOS', 'UNK', 'Vocab', 'build_vocab', 'sdpa_backends', 'LN_EPS', 'Attention', 'EncoderLayer', 'DecoderLayer',
-           'TransformerSeq2Seq', 'LSTMSeq2Seq', 'ARCHS', 'make_model', 'n_params']
+__all__ = ['CHECKPOINT_EVERY', 'lr_lambda', 'PaddedPairs', 'pad_pairs', 'epoch_batches', 'checkpoint_dir', 'TrainState',
+           'init_training', 'train_epoch', 'save_checkpoint', 'load_checkpoint', 'resume', 'TrainedModel',
+           'DistinctIndices', 'trained_model', 'train', 'score_predictions', 'PAPER_SETTINGS', 'Seq2SeqConfig',
+           'SPECIALS', 'PAD', 'BOS', 'EOS', 'UNK', 'Vocab', 'build_vocab', 'sdpa_backends', 'LN_EPS', 'Attention',
+           'EncoderLayer', 'DecoderLayer', 'TransformerSeq2Seq', 'LSTMSeq2Seq', 'ARCHS', 'make_model', 'n_params']
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #48f78b00
 def lr_lambda(step: int, total: int, warmup: int) -> float:
@@ -95,7 +95,8 @@ def checkpoint_dir(config: Seq2SeqConfig, pairs) -> Path:
 # %% ../../nbs/recogs/04_seq2seq.ipynb #ddc179b8
 @dataclass
 class TrainState:
-    "Everything a training run carries from one epoch to the next (`save_checkpoint` writes it, `resume` restores it)."
+    """Everything a training run carries from one epoch to the next, and from one batch to the next inside an epoch
+    (`save_checkpoint` writes it, `resume` restores it)."""
     config: Seq2SeqConfig
     src_vocab: Vocab
     tgt_vocab: Vocab
@@ -106,6 +107,7 @@ class TrainState:
     shuffle: torch.Generator  # draws each epoch's batches (CPU generator)
     device: torch.device
     history: list = field(default_factory=list)  # per finished epoch: epoch, loss, seconds, examples
+    partial: dict | None = None  # inside an epoch: batches done, loss so far, seconds, the epoch's first shuffle state
     @property
     def epoch(self) -> int: return len(self.history)
 
@@ -150,24 +152,35 @@ def _pieces(data: PaddedPairs, batches, chunks: int) -> list[list[tuple[np.ndarr
     return out
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #996e61e4
-def train_epoch(st: TrainState, progress: bool = False) -> dict:
+CHECKPOINT_EVERY = 600.0
+"Seconds between two checkpoints inside an epoch: a training stopped mid-epoch loses at most this much of it."
+
+def train_epoch(st: TrainState, progress: bool = False, save=None, save_every: float = CHECKPOINT_EVERY) -> dict:
     """Step 3: one epoch over `st.data`: the batches of `epoch_batches`, each computed in `config.chunks` pieces of
     similar length (gathered from the padded tensors, cut to their longest row; gradients summed, so a batch's update is
     that of the whole batch), the LM head on the real target tokens only. Appends the epoch's record to `st.history` and
     returns it (`loss`: mean cross-entropy per target token over the epoch). bf16 autocast on CUDA only: on the CPU it
     was slower, on a Xeon with AMX and without bf16 instructions (`bench/bf16.py`, its rows in
     `measured/measurements.csv`), so the CPU trains in float32. With `progress`, a bar over the epoch's batches (an
-    epoch of the `long` model takes about 18 minutes on one CPU thread)."""
+    epoch of the `long` model takes 18-46 minutes on one CPU thread). With `save`, a function of the state, calls it
+    after a batch once `save_every` seconds have passed since the epoch began or the last call, with `st.partial` set
+    (the batches done, the loss so far, the epoch's first shuffle state): a state resumed from it (`st.partial`
+    restored) continues this epoch at the next batch, as if never stopped."""
     from tqdm.auto import tqdm
     cfg, data, model, opt, sched = st.config, st.data, st.model, st.optimizer, st.scheduler
-    model.train(); t0 = time.perf_counter()
+    part, first = st.partial or {}, st.shuffle.get_state()          # resumed mid-epoch: the epoch's first state
+    model.train(); t0 = time.perf_counter() - part.get('seconds', 0.0)
     pieces = _pieces(data, epoch_batches(data, cfg.batch_size, st.shuffle, cfg.bucket), cfg.chunks)
     order = torch.from_numpy(np.concatenate([i for ps in pieces for i, _ in ps])).to(st.device)   # one host->device
     flat = torch.from_numpy(np.concatenate([p for ps in pieces for _, p in ps])).to(st.device)   # copy per epoch each
     amp = torch.autocast('cuda', dtype=torch.bfloat16) if st.device.type == 'cuda' else contextlib.nullcontext()
-    loss_sum, n_tok, a, c = torch.zeros((), device=st.device), 0, 0, 0
-    for ps in tqdm(pieces, desc=f'epoch {st.epoch + 1}', unit='batch', leave=False, disable=not progress,
-                   mininterval=10):
+    done, n_tok = part.get('batch', 0), part.get('n_tok', 0)
+    loss_sum = part['loss_sum'].to(st.device) if part else torch.zeros((), device=st.device)
+    a = sum(len(i) for ps in pieces[:done] for i, _ in ps); c = sum(len(p) for ps in pieces[:done] for _, p in ps)
+    saved = time.perf_counter()
+    bar = tqdm(pieces[done:], desc=f'epoch {st.epoch + 1}', unit='batch', leave=False, disable=not progress,
+               mininterval=10, initial=done, total=len(pieces))
+    for k, ps in enumerate(bar, done + 1):
         n = sum(len(pos) for _, pos in ps)                                    # target tokens of the whole batch
         opt.zero_grad(set_to_none=True)
         for idx, pos in ps:
@@ -184,6 +197,11 @@ def train_epoch(st: TrainState, progress: bool = False) -> dict:
             loss_sum += loss.detach() * n
         opt.step(); sched.step()
         n_tok += n
+        if save is not None and k < len(pieces) and time.perf_counter() - saved >= save_every:
+            st.partial = dict(batch=k, loss_sum=loss_sum.detach().clone().cpu(), n_tok=n_tok,
+                              seconds=time.perf_counter() - t0, shuffle_rng=first)
+            save(st); saved = time.perf_counter()
+    st.partial = None
     rec = dict(epoch=st.epoch + 1, loss=float(loss_sum) / n_tok, seconds=time.perf_counter() - t0, examples=len(data))
     st.history.append(rec)
     return rec
@@ -194,15 +212,20 @@ def _timings_path(path: Path) -> Path: return path.with_suffix('.seconds.json')
 # %% ../../nbs/recogs/04_seq2seq.ipynb #09972044
 def save_checkpoint(st: TrainState, path: Path) -> None:
     """Step 4: write `st` to `path` atomically: weights, optimizer, schedule, both generators and the per-epoch losses,
-    as tensors, numbers and strings only (`torch.load(weights_only=True)` reads it back). The epoch timings go to a JSON
-    file beside it, so that the checkpoint is byte-for-byte the same for the same config, data and seed (on CPU)."""
+    as tensors, numbers and strings only (`torch.load(weights_only=True)` reads it back); inside an epoch
+    (`st.partial`) also the batches done, the loss so far and its seconds, the shuffle state the epoch began with. The
+    epoch timings go to a JSON file beside it, so that the checkpoint after an epoch is byte-for-byte the same for the
+    same config, data and seed (on CPU)."""
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(_timings_path(path), json.dumps([h['seconds'] for h in st.history]))
     cuda_rng = torch.cuda.get_rng_state() if st.device.type == 'cuda' else None
+    part = st.partial
     state = dict(format='recogs.seq2seq/2', config=asdict(st.config), epoch=st.epoch,
                  losses=[(h['epoch'], h['loss'], h['examples']) for h in st.history],
                  model=st.model.state_dict(), optimizer=st.optimizer.state_dict(), scheduler=st.scheduler.state_dict(),
-                 shuffle_rng=st.shuffle.get_state(), torch_rng=torch.get_rng_state(), cuda_rng=cuda_rng)
+                 shuffle_rng=part['shuffle_rng'] if part else st.shuffle.get_state(), torch_rng=torch.get_rng_state(),
+                 cuda_rng=cuda_rng)
+    if part: state['partial'] = {k: part[k] for k in ('batch', 'loss_sum', 'n_tok', 'seconds')}
     # per process: two writers of one checkpoint never share a half-written file
     tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}')
     torch.save(state, tmp); os.replace(tmp, path)
@@ -223,7 +246,7 @@ def load_checkpoint(path: Path, device='cpu') -> dict:
 # %% ../../nbs/recogs/04_seq2seq.ipynb #c8bf7d87
 def resume(st: TrainState, path: Path) -> None:
     """Step 2: restore the state of `st` from the checkpoint at `path` (weights, optimizer, schedule, generators,
-    history)."""
+    history, and the position inside an epoch, if it was written there)."""
     ck = load_checkpoint(path, st.device)
     if ck['config'] != asdict(st.config):
         raise CogenError(f"checkpoint {path} was written for another config ({ck['config']}); delete it to train again")
@@ -235,6 +258,7 @@ def resume(st: TrainState, path: Path) -> None:
     seconds = json.loads(tp.read_text()) if tp.exists() else []
     seconds = seconds + [float('nan')] * (len(ck['losses']) - len(seconds))   # timings of a lost JSON file: unknown
     st.history = [dict(epoch=e, loss=l, seconds=s, examples=n) for (e, l, n), s in zip(ck['losses'], seconds)]
+    st.partial = {**ck['partial'], 'shuffle_rng': ck['shuffle_rng']} if 'partial' in ck else None
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #0b83f6ef
 @dataclass
@@ -326,10 +350,11 @@ def trained_model(st: TrainState, checkpoint: Path | None = None, epochs_run: in
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #2374de04
 def train(config: Seq2SeqConfig, train_pairs, progress: bool = True, device: str | None = None,
-          checkpoint: bool = True) -> TrainedModel:
+          checkpoint: bool = True, save_every: float = CHECKPOINT_EVERY) -> TrainedModel:
     """Train `config` on `(sentence, lf)` pairs (AdamW, linear warm-up and decay, teacher forcing, no early stopping):
     `init_training`, `resume` from the checkpoint if there is one, then `train_epoch` and `save_checkpoint` until
-    `config.epochs`. With `checkpoint`, resumes from / reuses the checkpoint in `checkpoint_dir(config, train_pairs)`.
+    `config.epochs`. With `checkpoint`, resumes from / reuses the checkpoint in `checkpoint_dir(config, train_pairs)`,
+    written after each epoch and inside one every `save_every` seconds.
     `device` defaults to CUDA when available."""
     from tqdm.auto import tqdm
     pairs = _check_pairs(train_pairs)
@@ -339,8 +364,9 @@ def train(config: Seq2SeqConfig, train_pairs, progress: bool = True, device: str
     start = st.epoch
     bar = tqdm(range(start, config.epochs), desc=f'train {config.arch}', disable=not progress, initial=start,
                total=config.epochs)
+    save = (lambda s: save_checkpoint(s, ckpt)) if ckpt is not None else None
     for _ in bar:
-        bar.set_postfix(loss=f"{train_epoch(st, progress)['loss']:.4f}")
+        bar.set_postfix(loss=f"{train_epoch(st, progress, save, save_every)['loss']:.4f}")
         if ckpt is not None: save_checkpoint(st, ckpt)
     return trained_model(st, ckpt, st.epoch - start)
 

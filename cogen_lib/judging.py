@@ -261,7 +261,9 @@ def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=No
     run` row for a claim no budget covers; each contrast that repeats another's runs, items and values reported once
     (`report_once`). `describe(slug, seeds)` gives a row's `profile`, `budget` and `device` (`slug`: arm a's first run),
     and `trained: True` for a model we fine-tuned, whose rows then take trained models as units whatever the claim's
-    unit; a row's `plan` is its `seeds_plan` (or None). The rows are what `save_verdict_tables` reads."""
+    unit, and `complete: True` for a run that scored every item its test set has; a row's `plan` is its `seeds_plan`
+    (or None), with `pool`: its items when every run it used is complete (no run can score more), else None. The rows
+    are what `save_verdict_tables` reads."""
     rows = []
     for claim in claims:
         # as `arm_runs` groups
@@ -284,9 +286,9 @@ def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=No
             c = claim if not trained or claim.training else dataclasses.replace(claim, unit_of_analysis='training runs')
             v = evaluate_claim(c, series, len(seeds), claims.alpha)
             plan = seeds_plan(c, series, len(seeds), claims.alpha)
-            devices = sorted({d for a in arms for s in seeds
-                              for d in str((describe(arms[a][s], 1) or {}).get('device', '')).split(' + ')} - {''}) \
-                if describe else []
+            used = [(describe(arms[a][s], 1) or {}) if describe else {} for a in arms for s in seeds]
+            devices = sorted({d for u in used for d in str(u.get('device', '')).split(' + ')} - {''})
+            if plan is not None: plan['pool'] = plan['items'] if all(u.get('complete') for u in used) else None
             # the row's device: those of the runs it used; one contrast over several machines: said, not hidden
             if devices: info['device'] = ' + '.join(devices)
             if len(devices) > 1:
@@ -481,9 +483,10 @@ SHORT_KINDS = {'reproduced': 'reproduced', 'direction reproduced, size not deter
 # %% ../nbs/08b_judging.ipynb #b5e2a0c4
 SEEDS_PLAN_CAPTION = (
     "Claims about training whose paper effect has a size: the minimum detectable effect (MDE; 80% power, "
-    f"alpha 0.05) of the trained models we have, projected to {PLAN_SEEDS}, and the fewest trained models whose "
-    "projected MDE reaches the paper's effect, or the items per model that "
-    f"{PLAN_SEEDS} would need (where more seeds alone cannot: the items' sampling sets a floor). The projection "
+    f"alpha 0.05) of the trained models we have, projected to {PLAN_SEEDS} trained models, and the fewest trained "
+    "models whose projected MDE reaches the paper's effect, or the items per model that "
+    f"{PLAN_SEEDS} trained models would need (where more seeds alone cannot: the items' sampling sets a floor; "
+    "'(N exist)': our runs scored every item there is, so no run can reach that count). The projection "
     "estimates three variance components from our runs (the seeds', the items' and their interaction's) and gives "
     "the MDE expected at the new counts, so it can exceed the MDE now where our few seeds agreed by chance; from 2 "
     "seeds it is a rough estimate. A plan for runs, not a verdict: the verdicts are in `verdicts.md`.")
@@ -493,7 +496,8 @@ def seeds_plan_frame(rows: list[dict]) -> pd.DataFrame:
     `best_rows`' order): claim, its verdict there (`SHORT_KINDS`: seeds enough for the MDE do not lift a failed
     precondition), trained models, items, MDE now and at `PLAN_SEEDS`, the paper's effect (in the claim's
     unit), the seeds needed ('met' where we have them; 'over N' past `max_seeds`) and the items per model that
-    `PLAN_SEEDS` seeds need ('met' at those we have, '-' where no count suffices); empty without plans."""
+    `PLAN_SEEDS` seeds need ('met' at those we have, '-' where no count suffices, '(N exist)' past the plan's `pool`);
+    empty without plans."""
     import pandas as pd
     best = {}
     for r in rows:
@@ -507,7 +511,7 @@ def seeds_plan_frame(rows: list[dict]) -> pd.DataFrame:
         need = ('met' if pl['needed'] is not None and pl['needed'] <= pl['seeds'] else
                 str(pl['needed']) if pl['needed'] is not None else f"over {pl['max_seeds']}")
         items = ('-' if pl['items_needed'] is None else 'met' if pl['items_needed'] <= pl['items'] else
-                 f"{pl['items_needed']:,}")
+                 f"{pl['items_needed']:,}" + (f" ({pl['pool']:,} exist)" if pl.get('pool') else ''))
         out.append({'Claim': k, 'Verdict': SHORT_KINDS.get(r['verdict'].kind, r['verdict'].kind), 'Seeds': pl['seeds'],
                     'Items': pl['items'], 'MDE now': num(pl['mde']),
                     f'At {PLAN_SEEDS} seeds': num(pl['mde_plan']), 'Paper': num(pl['target']), 'Seeds needed': need,

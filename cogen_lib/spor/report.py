@@ -198,11 +198,15 @@ def budget_short(self: SporRuns, cfg) -> str:
 @patch
 def describe(self: SporRuns, slug: str, seeds: int) -> dict:
     """The `profile`, `budget` and `device` of run `slug`'s configuration: the `SummaryRuns` contract. With one seed,
-    the device of that run; with more, every device the configuration's seeds ran on."""
+    the device of that run; with more, every device the configuration's seeds ran on. `complete`: the run scored its
+    whole test set (no `eval_limit`, or fewer test samples than it)."""
     run = self.meta[self.meta.slug == slug].iloc[0]
     cfg = self.cfg_of(run)
     device = str(run['device']) if seeds == 1 else self.devices[cfg]
-    return dict(profile=self.cfg_dict(cfg)['profile'], budget=self.budget(cfg, seeds, device), device=device)
+    scored = self.rows[(self.rows.slug == slug) & (self.rows.metric == 'parent_f')].n
+    limit = int(run['eval_limit'])
+    return dict(profile=self.cfg_dict(cfg)['profile'], budget=self.budget(cfg, seeds, device), device=device,
+                complete=limit == 0 or (len(scored) > 0 and int(scored.iloc[0]) < limit))
 
 # %% ../../nbs/spor/08_report.ipynb #713f451e
 @patch

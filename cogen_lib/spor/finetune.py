@@ -4,7 +4,7 @@
 
 # %% ../../nbs/spor/07_finetune.ipynb #f764c513
 from __future__ import annotations
-import json, math, shutil, time
+import json, math, os, shutil, time
 from dataclasses import dataclass, asdict
 from pathlib import Path
 import numpy as np
@@ -12,7 +12,8 @@ from ..core import CogenError, cache_dir, stable_hash, seed_everything
 from .data import Sample, convert
 
 # %% auto #0
-__all__ = ['linearize', 'prompt', 'table_copy', 'FinetuneConfig', 'training_pairs', 'finetune', 'generate_texts']
+__all__ = ['CHECKPOINT_FORMAT', 'SAVE_EVERY', 'linearize', 'prompt', 'table_copy', 'FinetuneConfig', 'training_pairs',
+           'checkpoint_path', 'finetune', 'generate_texts']
 
 # %% ../../nbs/spor/07_finetune.ipynb #89e2f627
 def linearize(sample: Sample) -> str:
@@ -90,10 +91,85 @@ def _batches(tok, pairs, bs, max_len, eos):
             X[r, :len(x)] = torch.tensor(x); Y[r, :len(y)] = torch.tensor(y); M[r, :len(x)] = 1
         yield X, Y, M
 
+# %% ../../nbs/spor/07_finetune.ipynb #5f1f3b65
+CHECKPOINT_FORMAT = 'spor.finetune/1'
+"The tag of the checkpoints `finetune` writes; another tag is refused (a file of another version or program)."
+
+# %% ../../nbs/spor/07_finetune.ipynb #22156bc5
+SAVE_EVERY = 600.0
+"Seconds of training between two checkpoint writes of `finetune` (the most a killed run loses)."
+
+# %% ../../nbs/spor/07_finetune.ipynb #c3368be4
+def checkpoint_path(cfg: FinetuneConfig, pairs) -> Path:
+    """Where `finetune` keeps the checkpoint of a run of `cfg` on `pairs` (`training_pairs`): a file in the cogen cache
+    per checkpoint format, config, training pairs and revision of the base model, so that the same run started again
+    finds it and no other run does."""
+    from cogen_lib.models import model_spec
+    key = stable_hash([CHECKPOINT_FORMAT, asdict(cfg), stable_hash(pairs), model_spec(cfg.model).revision])
+    return cache_dir('spor', 'checkpoints', key)/'last.pt'
+
+# %% ../../nbs/spor/07_finetune.ipynb #a2b9a07a
+def _trainable(model) -> dict:
+    "Copies of the tensors that training changes (LoRA's A and B matrices), by parameter name."
+    return {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+
+# %% ../../nbs/spor/07_finetune.ipynb #da22e03d
+def _set_trainable(model, tensors: dict, path) -> None:
+    "Copy `tensors` (from `_trainable`, saved in checkpoint `path`) into `model`'s trainable parameters of those names."
+    import torch
+    params = {n: p for n, p in model.named_parameters() if p.requires_grad}
+    if params.keys() != tensors.keys():
+        raise CogenError(f"checkpoint {path} holds {len(tensors)} trainable tensors that do not match the model's "
+                         f"{len(params)}; delete it to train again")
+    with torch.no_grad():
+        for n, p in params.items(): p.copy_(tensors[n])
+
+# %% ../../nbs/spor/07_finetune.ipynb #832e4d4e
+def _save_checkpoint(path: Path, state: dict) -> None:
+    """Write `state` (tensors and plain values) to `path` atomically: through a temporary file of this process and a
+    rename, so that a kill while writing leaves the previous checkpoint whole (and two writers never share a file)."""
+    import torch
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}')
+    torch.save(state, tmp); os.replace(tmp, path)
+
+# %% ../../nbs/spor/07_finetune.ipynb #e8ce22e6
+def _load_checkpoint(path: Path, cfg: FinetuneConfig, pairs) -> dict:
+    """The state `finetune` saved in `path`, read with `torch.load(weights_only=True)` (a file that holds more than
+    tensors and plain values is refused, never run). A CogenError naming the file when it cannot be read, or was
+    written for another config or other training pairs (resuming it would train another model)."""
+    import torch
+    try: ck = torch.load(path, map_location='cpu', weights_only=True)
+    except Exception as e:
+        why = (str(e).splitlines() or [''])[0][:200]
+        raise CogenError(f"checkpoint {path} cannot be read safely (a damaged file, or one that holds more than "
+                         f"tensors and plain values: {type(e).__name__}: {why}); delete it to train again") from None
+    if not isinstance(ck, dict) or ck.get('format') != CHECKPOINT_FORMAT:
+        raise CogenError(f"checkpoint {path} is not a {CHECKPOINT_FORMAT} checkpoint; delete it to train again")
+    if ck['config'] != asdict(cfg):
+        diff = ', '.join(f"{k} {ck['config'].get(k)!r} (now {v!r})" for k, v in asdict(cfg).items()
+                         if ck['config'].get(k) != v)
+        raise CogenError(f"checkpoint {path} was written for another config: {diff}; delete it to train again")
+    if ck['pairs'] != stable_hash(pairs):
+        raise CogenError(f"checkpoint {path} was written for other training pairs (hash {ck['pairs']}, now "
+                         f"{stable_hash(pairs)}); delete it to train again")
+    return ck
+
 # %% ../../nbs/spor/07_finetune.ipynb #708936c1
-def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, progress: bool = True) -> dict:
+def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, progress: bool = True,
+             checkpoint: Path | str | None = None, save_every: float = SAVE_EVERY, on_step=None) -> dict:
     """Fine-tune `cfg.model` on `train` (samples); save after each epoch to `out_dir/epoch-<k>` and call `on_epoch(k,
-    folder)`."""
+    folder)`; call `on_step(epoch, step)` after each optimizer step (a hook to watch a run, or to stop it).
+
+    With `checkpoint` (a file, e.g. `checkpoint_path`), the state that training needs to go on is written there at most
+    every `save_every` seconds and after the last step of each epoch. A run that finds the file resumes: it merges the
+    finished epochs' adapters again (saving their folders and calling `on_epoch` for them again), then goes on with the
+    current epoch after its last saved step, with its adapter, Adam state and random state, so that the weights are
+    those of an uninterrupted run. A checkpoint of another config or of other training pairs is refused. The file is
+    deleted once the last epoch's `on_epoch` has returned: it only serves interrupted runs. Method 'full' is not
+    checkpointed (`checkpoint` is ignored; a killed run starts over). Returns `pairs` (how many), `log` (per epoch: mean
+    step loss, steps, seconds so far) and `seconds`, both counting the training time of the attempts a checkpoint
+    recorded."""
     cfg.check()                                       # before the heavy imports: a wrong setting fails at once
     import torch
     from tqdm.auto import tqdm
@@ -102,42 +178,63 @@ def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, pro
     spec = model_spec(cfg.model)
     src = converted_dir(spec) if spec.gguf else spec.path
     if src is None: raise CogenError(f"{cfg.model}: not a local model that can be fine-tuned")
+    pairs = training_pairs(train, cfg.train_limit, cfg.seed, cfg.train_units)
+    if not pairs: raise CogenError("no training pairs (empty training set?)")
+    lora = cfg.method == 'lora'
+    checkpoint = Path(checkpoint) if checkpoint is not None and lora else None
+    ck = _load_checkpoint(checkpoint, cfg, pairs) if checkpoint is not None and checkpoint.exists() else None
     seed_everything(cfg.seed)
     tok = AutoTokenizer.from_pretrained(src)
     model = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32)
-    if cfg.method == 'lora':
+    if lora:
         from peft import LoraConfig, get_peft_model
-        model = get_peft_model(model, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
-                                                 task_type='CAUSAL_LM'))
+        def wrap(m): return get_peft_model(m, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha,
+                                                         lora_dropout=cfg.lora_dropout, task_type='CAUSAL_LM'))
+        model = wrap(model)
+    def adam(m): return torch.optim.Adam([p for p in m.parameters() if p.requires_grad], lr=cfg.lr)
     eos = tok.eos_token_id
-    pairs = training_pairs(train, cfg.train_limit, cfg.seed, cfg.train_units)
-    if not pairs: raise CogenError("no training pairs (empty training set?)")
-    opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
+    opt = adam(model)
     out_dir = Path(out_dir); log = []
-    t0 = time.perf_counter()
+    steps = math.ceil(len(pairs) / cfg.batch_size)
+    finished = list(ck['finished']) if ck else []    # per epoch trained: its adapter, step losses and seconds so far
+    t0 = time.perf_counter() - (ck['seconds'] if ck else 0); saved = time.perf_counter()
     for ep in range(1, cfg.epochs + 1):
-        model.train(); losses = []
-        steps = math.ceil(len(pairs) / cfg.batch_size)
-        batches = _batches(tok, pairs, cfg.batch_size, cfg.max_len, eos)
-        for X, Y, M in tqdm(batches, total=steps, desc=f'train epoch {ep}', unit='step', disable=not progress,
-                            mininterval=10):                          # a step takes a minute or two on one CPU thread
+        done, losses = 0, []
+        if ep <= len(finished):                       # trained before an interruption: its adapter, no step
+            _set_trainable(model, finished[ep - 1]['lora'], checkpoint)
+            done, losses = steps, finished[ep - 1]['losses']
+        elif ck is not None and ep == ck['epoch']:    # interrupted in this epoch: go on after its last saved step
+            _set_trainable(model, ck['lora'], checkpoint); opt.load_state_dict(ck['optimizer'])
+            torch.set_rng_state(ck['rng'])            # LoRA dropout's draws
+            done, losses = ck['step'], list(ck['losses'])
+        model.train()
+        batches = _batches(tok, pairs[done * cfg.batch_size:], cfg.batch_size, cfg.max_len, eos)   # the steps to do
+        for X, Y, M in tqdm(batches, initial=done, total=steps, desc=f'train epoch {ep}', unit='step',
+                            disable=not progress or done == steps, mininterval=10):   # a step: a minute or two
             loss = model(input_ids=X, attention_mask=M, labels=Y).loss
             if not torch.isfinite(loss):
                 raise CogenError(f"epoch {ep}: the loss is {loss.item()}; lower the learning rate")
-            opt.zero_grad(); loss.backward(); opt.step(); losses.append(loss.item())
+            opt.zero_grad(); loss.backward(); opt.step(); losses.append(loss.item()); done += 1
+            if checkpoint is not None and (done == steps or time.perf_counter() - saved >= save_every):
+                _save_checkpoint(checkpoint, dict(
+                    format=CHECKPOINT_FORMAT, config=asdict(cfg), pairs=stable_hash(pairs), finished=finished,
+                    epoch=ep, step=done, losses=losses, lora=_trainable(model), optimizer=opt.state_dict(),
+                    rng=torch.get_rng_state(), seconds=time.perf_counter() - t0))
+                saved = time.perf_counter()
+            if on_step is not None: on_step(ep, done)
         model.eval()
         folder = out_dir/f'epoch-{ep}'
         shutil.rmtree(folder, ignore_errors=True)
-        m = model.merge_and_unload() if cfg.method == 'lora' else model
-        if cfg.method == 'lora':
-            m.save_pretrained(folder); tok.save_pretrained(folder)
-            model = get_peft_model(m, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
-                                                 task_type='CAUSAL_LM')) if ep < cfg.epochs else m
-            if ep < cfg.epochs: opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
-        else:
-            m.save_pretrained(folder); tok.save_pretrained(folder)
-        log.append(dict(epoch=ep, loss=float(np.mean(losses)), steps=steps, seconds=round(time.perf_counter() - t0, 1)))
+        adapter = _trainable(model) if lora else None
+        m = model.merge_and_unload() if lora else model
+        m.save_pretrained(folder); tok.save_pretrained(folder)
+        if lora and ep < cfg.epochs:                  # a fresh adapter (and optimizer) on the merged weights
+            model = wrap(m); opt = adam(model)
+        if ep > len(finished):
+            finished.append(dict(lora=adapter, losses=losses, seconds=round(time.perf_counter() - t0, 1)))
+        log.append(dict(epoch=ep, loss=float(np.mean(losses)), steps=steps, seconds=finished[ep - 1]['seconds']))
         if on_epoch is not None: on_epoch(ep, folder)
+    if checkpoint is not None: checkpoint.unlink(missing_ok=True)
     return dict(pairs=len(pairs), log=log, seconds=round(time.perf_counter() - t0, 1))
 
 # %% ../../nbs/spor/07_finetune.ipynb #ebea9897

@@ -103,8 +103,7 @@ def check_precondition(claim: Claim, pre: dict, series, seeds: int = 1,
             ours = fmt_ci(t['effect'], t['ci_low'], t['ci_high'], m['digits'], m['unit'], signed=False)
             ok = bool(t['ci_high'] >= pre['level'])
             out.append((name, ok, f"measured {ours}, n = {t['n']}" if ok else
-                        f"ours is below every model of the paper on {m['label']}: {ours} against {pre['models']}'s "
-                        f"{fmt_num(pre['level'], m['digits'], False)}, so a deficit of ours says nothing of theirs"))
+                        f"ours {ours}: below every model of the paper, so a deficit of ours says nothing of theirs"))
             continue
         if pre['kind'] == 'above_level':
             name = (f"{who} above {fmt_num(pre['level'], m['digits'], False)} {m['unit']} on {m['label']}"
@@ -292,8 +291,8 @@ def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=No
             # the row's device: those of the runs it used; one contrast over several machines: said, not hidden
             if devices: info['device'] = ' + '.join(devices)
             if len(devices) > 1:
-                v.reasons.append(f"the runs of this contrast ran on {len(devices)} different machines "
-                                 f"({'; '.join(devices)}): their seeds mix CPUs, as the device column says")
+                v.reasons.append(f"its runs ran on {len(devices)} different machines ({'; '.join(devices)}): the "
+                                 "seeds mix CPUs")
             extra = [claim.measure['column'], claim.effect, claim.form, claim.level]
             key = partition_key(*seen.values(), extra=extra) if len(seen) == len(claim.arms) else ''
             # a claim tested on several of our models: a row each
@@ -513,7 +512,7 @@ def seeds_plan_frame(rows: list[dict]) -> pd.DataFrame:
         items = ('-' if pl['items_needed'] is None else 'met' if pl['items_needed'] <= pl['items'] else
                  f"{pl['items_needed']:,}" + (f" ({pl['pool']:,} exist)" if pl.get('pool') else ''))
         out.append({'Claim': k, 'Verdict': SHORT_KINDS.get(r['verdict'].kind, r['verdict'].kind), 'Seeds': pl['seeds'],
-                    'Items': pl['items'], 'MDE now': num(pl['mde']),
+                    'Items': f"{pl['items']:,}", 'MDE now': num(pl['mde']),
                     f'At {PLAN_SEEDS} seeds': num(pl['mde_plan']), 'Paper': num(pl['target']), 'Seeds needed': need,
                     f'Items at {PLAN_SEEDS} seeds': items})
     return pd.DataFrame(out, columns=['Claim', 'Verdict', 'Seeds', 'Items', 'MDE now', f'At {PLAN_SEEDS} seeds', 'Paper',

@@ -147,6 +147,10 @@ def test_summary_on_synthetic_runs(tmp_path, root):
               & (con.category == 'Gen overall')].iloc[0]
     diffs = [100 * (items['recogs-pos', s].query("split == 'gen'")['sem'].mean() - items['cogs', s].query("split == 'gen'").em.mean()) for s in (0, 1, 2)]
     assert abs(pos['A - B (points)'] - np.mean(diffs)) < 1e-9 and pos.seeds == '0, 1, 2'
+    assert pos['learned in distribution'] == 'both', pos['learned in distribution']
+    # a ReCOGS at 0 on dev (long): its gen contrasts are marked, with its dev score
+    low = con[(con.source == 'ours: long (committed)') & con.contrast.str.startswith('transformer ReCOGS (recogs-v2)')]
+    assert len(low) and low['learned in distribution'].str.match(r'B only \(A: dev 0\.\d%\)$').all(), low['learned in distribution'].unique()
 
     # verdicts: the engine's, one structured row per claim and budget, one line per claim in verdicts.md (6 columns)
     from cogen_lib.claims import load_claims

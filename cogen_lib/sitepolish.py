@@ -64,9 +64,8 @@ def _verdict_rows(rows: list[list], claims=()) -> tuple[list[list], list[str] | 
             kind = _text(r[i_verdict][2])
             mark, colour = next((v for p, v in VERDICT_MARKS.items() if kind.startswith(p)), ('\u2022', 'none'))
             r[i_verdict][2] = (f'<span class="cogen-verdict cogen-v-{colour}" title="{html.escape(why, quote=True)}">'
-                               f'<span class="cogen-mark">{mark}</span> '
+                               f'<span class="cogen-mark">{mark}</span>&nbsp;'
                                f'{re.sub(r"</?p>", "", r[i_verdict][2]).strip()}</span>')
-            r[i_verdict][3] = ['cogen-nobr']
         out.append([r[i] for i in order] + [r[i] for i in rest])
     return out, anchors
 
@@ -83,7 +82,8 @@ def _classed(attrs: str, cls: list[str]) -> str:
 def polish_table(attrs: str, body: str, max_columns: int = MAX_COLUMNS, long_rows: int = LONG_ROWS, claims=(),
                  seen=None) -> str:
     """The HTML table `<table{attrs}>{body}</table>` made readable: intervals and short or numeric cells kept on one
-    line; a verdict table (a `claim` and a `verdict` column) reordered by `_verdict_rows`, its rows anchored; columns
+    line (a verdict table's short cells wrap at spaces, so that it fits the article and its claim column has room); a
+    verdict table (a `claim` and a `verdict` column) reordered by `_verdict_rows`, its rows anchored; columns
     past `max_columns` behind a button; more than `long_rows` body rows folded (never a verdict table's); in a
     container that scrolls sideways. `claims`: the claims' texts (`_verdict_rows`); `seen`: the anchors already on the
     page (each once)."""
@@ -99,7 +99,8 @@ def polish_table(attrs: str, body: str, max_columns: int = MAX_COLUMNS, long_row
         cells = []
         for j, (tag, a, inner, cls) in enumerate(r):
             t = _text(inner)
-            cls = cls + ['cogen-nobr'] * (len(t) <= 24 or bool(_NUMERIC.match(t))) + ['cogen-more'] * (j >= max_columns)
+            short = len(t) <= 24 and not (anchors is not None and k)   # a verdict table's cells wrap at spaces
+            cls = cls + ['cogen-nobr'] * (short or bool(_NUMERIC.match(t))) + ['cogen-more'] * (j >= max_columns)
             cells.append(f'<{tag}{_classed(a, sorted(set(cls)))}>{_nobr(inner)}</{tag}>')
         first = bool(anchors and k and anchors[k] not in seen)
         if first: seen.add(anchors[k])

@@ -12,7 +12,8 @@ from typing import Callable
 # %% auto #0
 __all__ = ['FILE_MODE', 'CogenError', 'cli_fail', 'cli_command', 'check_out_path', 'read_text', 'Registry', 'cache_dir',
            'temp_env', 'thread_share', 'project_root', 'mirror_dir', 'sha256_file', 'canonical_json', 'stable_hash',
-           'CannotWrite', 'cannot_write', 'atomic_write_text', 'make_rng', 'seed_everything', 'lib_version']
+           'CannotWrite', 'cannot_write', 'atomic_write_text', 'save_state', 'load_state', 'make_rng',
+           'seed_everything', 'lib_version']
 
 # %% ../nbs/00_core.ipynb #fb859c5e
 class CogenError(Exception):
@@ -254,6 +255,29 @@ def atomic_write_text(path: Path | str, text: str | bytes) -> Path:
         if isinstance(e, OSError): raise cannot_write(path, e) from None
         raise
     return path
+
+# %% ../nbs/00_core.ipynb #c0a1e5d2
+def save_state(path: Path | str, state: dict) -> Path:
+    """Write `state` (tensors, numbers, strings, and lists and dicts of them) to `path` with `torch.save`, atomically
+    (`atomic_write_text`): a kill while writing leaves the previous file whole. `load_state` reads it back."""
+    import io, torch
+    buf = io.BytesIO(); torch.save(state, buf)
+    return atomic_write_text(path, buf.getvalue())
+
+# %% ../nbs/00_core.ipynb #c0a1e5d3
+def load_state(path: Path | str, fmt: str, device='cpu') -> dict:
+    """The state `save_state` wrote to the checkpoint `path`, whose `format` must be `fmt`, read with
+    `torch.load(weights_only=True)` onto `device`. A damaged file, one that holds more than tensors and plain values
+    (an object's pickle: refused, never run) or another format is a `CogenError` naming the file."""
+    import torch
+    try: st = torch.load(path, map_location=device, weights_only=True)
+    except Exception as e:
+        why = (str(e).splitlines() or [''])[0][:200]
+        raise CogenError(f"checkpoint {path} cannot be read safely (a damaged file, or one that holds more than "
+                         f"tensors and plain values: {type(e).__name__}: {why}); delete it to train again") from None
+    if not isinstance(st, dict) or st.get('format') != fmt:
+        raise CogenError(f"checkpoint {path} is not a {fmt} checkpoint; delete it to train again")
+    return st
 
 # %% ../nbs/00_core.ipynb #c24984dc
 def make_rng(seed: int) -> np.random.Generator:

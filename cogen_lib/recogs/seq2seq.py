@@ -4,14 +4,14 @@
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #56d66d97
 from __future__ import annotations
-import contextlib, hashlib, json, math, os, time
+import contextlib, hashlib, json, math, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 import numpy as np, pandas as pd
 import torch
 from torch import nn
 import torch.nn.functional as F
-from ..core import CogenError, atomic_write_text, cache_dir, stable_hash, seed_everything
+from ..core import CogenError, atomic_write_text, cache_dir, stable_hash, seed_everything, save_state, load_state
 from .seq2seq_models import (  # the models: `nbs/recogs/04a_seq2seq_models.ipynb`; re-exported
     PAPER_SETTINGS, Seq2SeqConfig, SPECIALS, PAD, BOS, EOS, UNK, Vocab, build_vocab, sdpa_backends, LN_EPS,
     Attention, EncoderLayer, DecoderLayer, TransformerSeq2Seq, LSTMSeq2Seq, ARCHS, make_model, n_params)
@@ -216,7 +216,7 @@ def save_checkpoint(st: TrainState, path: Path) -> None:
     (`st.partial`) also the batches done, the loss so far and its seconds, the shuffle state the epoch began with. The
     epoch timings go to a JSON file beside it, so that the checkpoint after an epoch is byte-for-byte the same for the
     same config, data and seed (on CPU)."""
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    path = Path(path)
     atomic_write_text(_timings_path(path), json.dumps([h['seconds'] for h in st.history]))
     cuda_rng = torch.cuda.get_rng_state() if st.device.type == 'cuda' else None
     part = st.partial
@@ -226,22 +226,13 @@ def save_checkpoint(st: TrainState, path: Path) -> None:
                  shuffle_rng=part['shuffle_rng'] if part else st.shuffle.get_state(), torch_rng=torch.get_rng_state(),
                  cuda_rng=cuda_rng)
     if part: state['partial'] = {k: part[k] for k in ('batch', 'loss_sum', 'n_tok', 'seconds')}
-    # per process: two writers of one checkpoint never share a half-written file
-    tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}')
-    torch.save(state, tmp); os.replace(tmp, path)
+    save_state(path, state)
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #8654298c
 def load_checkpoint(path: Path, device='cpu') -> dict:
-    """The state saved by `save_checkpoint`, read with `torch.load(..., weights_only=True)`: a file that holds anything
+    """The state saved by `save_checkpoint`, read with `core.load_state`: a file that holds anything
     but tensors and plain values (a tampered or foreign pickle) is refused, never executed."""
-    try: st = torch.load(path, map_location=device, weights_only=True)
-    except Exception as e:
-        raise CogenError(f"checkpoint {path} cannot be read safely (a damaged file, or one that holds more than "
-                         f"tensors and plain values: {type(e).__name__}: {str(e).splitlines()[0][:200]}); delete it to "
-                         "train again") from None
-    if not isinstance(st, dict) or st.get('format') != 'recogs.seq2seq/2':
-        raise CogenError(f"checkpoint {path} is not a recogs.seq2seq/2 checkpoint; delete it to train again")
-    return st
+    return load_state(path, 'recogs.seq2seq/2', device)
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #c8bf7d87
 def resume(st: TrainState, path: Path) -> None:

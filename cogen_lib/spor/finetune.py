@@ -4,11 +4,11 @@
 
 # %% ../../nbs/spor/07_finetune.ipynb #f764c513
 from __future__ import annotations
-import json, math, os, shutil, time
+import json, math, shutil, time
 from dataclasses import dataclass, asdict
 from pathlib import Path
 import numpy as np
-from ..core import CogenError, cache_dir, stable_hash, seed_everything
+from ..core import CogenError, cache_dir, stable_hash, seed_everything, save_state, load_state
 from .data import Sample, convert
 
 # %% auto #0
@@ -124,28 +124,12 @@ def _set_trainable(model, tensors: dict, path) -> None:
     with torch.no_grad():
         for n, p in params.items(): p.copy_(tensors[n])
 
-# %% ../../nbs/spor/07_finetune.ipynb #832e4d4e
-def _save_checkpoint(path: Path, state: dict) -> None:
-    """Write `state` (tensors and plain values) to `path` atomically: through a temporary file of this process and a
-    rename, so that a kill while writing leaves the previous checkpoint whole (and two writers never share a file)."""
-    import torch
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}')
-    torch.save(state, tmp); os.replace(tmp, path)
-
 # %% ../../nbs/spor/07_finetune.ipynb #e8ce22e6
 def _load_checkpoint(path: Path, cfg: FinetuneConfig, pairs) -> dict:
-    """The state `finetune` saved in `path`, read with `torch.load(weights_only=True)` (a file that holds more than
-    tensors and plain values is refused, never run). A CogenError naming the file when it cannot be read, or was
+    """The state `finetune` saved in `path`, read with `core.load_state` (a file that holds more than tensors and
+    plain values is refused, never run). A CogenError naming the file when it cannot be read, or was
     written for another config or other training pairs (resuming it would train another model)."""
-    import torch
-    try: ck = torch.load(path, map_location='cpu', weights_only=True)
-    except Exception as e:
-        why = (str(e).splitlines() or [''])[0][:200]
-        raise CogenError(f"checkpoint {path} cannot be read safely (a damaged file, or one that holds more than "
-                         f"tensors and plain values: {type(e).__name__}: {why}); delete it to train again") from None
-    if not isinstance(ck, dict) or ck.get('format') != CHECKPOINT_FORMAT:
-        raise CogenError(f"checkpoint {path} is not a {CHECKPOINT_FORMAT} checkpoint; delete it to train again")
+    ck = load_state(path, CHECKPOINT_FORMAT)
     if ck['config'] != asdict(cfg):
         diff = ', '.join(f"{k} {ck['config'].get(k)!r} (now {v!r})" for k, v in asdict(cfg).items()
                          if ck['config'].get(k) != v)
@@ -216,7 +200,7 @@ def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, pro
                 raise CogenError(f"epoch {ep}: the loss is {loss.item()}; lower the learning rate")
             opt.zero_grad(); loss.backward(); opt.step(); losses.append(loss.item()); done += 1
             if checkpoint is not None and (done == steps or time.perf_counter() - saved >= save_every):
-                _save_checkpoint(checkpoint, dict(
+                save_state(checkpoint, dict(
                     format=CHECKPOINT_FORMAT, config=asdict(cfg), pairs=stable_hash(pairs), finished=finished,
                     epoch=ep, step=done, losses=losses, lora=_trainable(model), optimizer=opt.state_dict(),
                     rng=torch.get_rng_state(), seconds=time.perf_counter() - t0))

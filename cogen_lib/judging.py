@@ -376,10 +376,10 @@ def ours_text(claim: Claim, v: Verdict, judged_only: bool = False) -> str:
 
 def n_text(v: Verdict) -> str:
     """n in a verdict row: the items (two independent samples as 'n_a + n_b'); seeds x items for trained models; '' when
-    nothing ran."""
-    if 'n_a' in v.extra: return f"{v.extra['n_a']} + {v.extra['n_b']}"
-    if v.extra.get('n_items'): return f"{v.n} seeds x {v.extra['n_items']} items"
-    return str(v.n) if v.n else ''
+    nothing ran. Counts carry thousands separators, so a narrow column breaks between words, never inside a number."""
+    if 'n_a' in v.extra: return f"{v.extra['n_a']:,} + {v.extra['n_b']:,}"
+    if v.extra.get('n_items'): return f"{v.n} seeds x {v.extra['n_items']:,} items"
+    return f'{v.n:,}' if v.n else ''
 
 def _claim_cell(r: dict, several: bool) -> str:
     return r['claim'].claim + (f" ({r['model']})" if several and r.get('model') else '')

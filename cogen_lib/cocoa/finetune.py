@@ -7,14 +7,15 @@ from __future__ import annotations
 import json, shutil, time
 from dataclasses import dataclass, asdict
 import numpy as np
-from ..core import CogenError, cache_dir, stable_hash, seed_everything
+from ..core import (CogenError, cache_dir, stable_hash, seed_everything, atomic_write_text, save_state,
+                            load_state)
 from .generate import generate, CONFIGS
 from .prompts import question_prompt, LOGLIK_LEAD
 from .records import select_questions
 
 # %% auto #0
-__all__ = ['TRAIN_SEED_OFFSET', 'PROTOCOL_LABEL', 'source_query', 'training_questions', 'training_example', 'LoraSettings',
-           'finetune_key', 'finetune_lora', 'finetuned_lm', 'loss_curve', 'record_loss_curve',
+__all__ = ['TRAIN_SEED_OFFSET', 'CHECKPOINT_FORMAT', 'PROTOCOL_LABEL', 'source_query', 'training_questions', 'training_example',
+           'LoraSettings', 'finetune_key', 'finetune_lora', 'finetuned_lm', 'loss_curve', 'record_loss_curve',
            'check_finetune_questions', 'model_label']
 
 # %% ../../nbs/cocoa/06_finetune.ipynb #608ec163
@@ -71,13 +72,18 @@ def finetune_key(base_revision: str, questions: list[dict], settings: LoraSettin
                         [(r['id'], r['answer'], stable_hash(training_example(r), 12)) for r in questions],
                         asdict(settings)], 12)
 
+# %% ../../nbs/cocoa/06_finetune.ipynb #c0cfa7e1
+CHECKPOINT_FORMAT = 'cocoa.finetune/1'
+"The tag of `finetune_lora`'s checkpoints; a file with another tag (another version or program) is refused."
+
 # %% ../../nbs/cocoa/06_finetune.ipynb #5d152de4
 def finetune_lora(base: str, questions: list[dict], settings: LoraSettings = LoraSettings(), save_every: int = 20,
                   progress: bool = False) -> dict:
     """LoRA-fine-tune model `base` (a registry name or local folder) on `questions`, the loss on the target tokens of
     `training_example`; merge and save it in the cogen cache (`cocoa-finetune/<finetune_key>/model`). Returns `folder`,
     `revision` (the base's + the key), `key`, `log` (loss per step) and `cached`. A finished key is read from the cache,
-    not trained again; an interrupted one resumes from its last checkpoint (every `save_every` steps)."""
+    not trained again; an interrupted one resumes from its last checkpoint (every `save_every` steps, written atomically
+    by `core.save_state`: a kill while writing leaves the previous one whole)."""
     settings.check()
     if not questions: raise CogenError("finetune_lora: no training questions")
     from cogen_lib.models import model_spec, converted_dir
@@ -104,7 +110,7 @@ def finetune_lora(base: str, questions: list[dict], settings: LoraSettings = Lor
              for i in np.random.default_rng([settings.seed, e]).permutation(len(questions))]
     start, log = 0, []
     if ckpt.exists():
-        st = torch.load(ckpt, weights_only=True)      # tensors and plain values only: never a pickle
+        st = load_state(ckpt, CHECKPOINT_FORMAT)      # tensors and plain values only: never a pickle
         set_peft_model_state_dict(model, st['lora']); opt.load_state_dict(st['opt']); torch.set_rng_state(st['rng'])
         start, log = st['step'], st['log']
     model.train(); t0 = time.perf_counter()
@@ -123,13 +129,13 @@ def finetune_lora(base: str, questions: list[dict], settings: LoraSettings = Lor
         opt.zero_grad(); loss.backward(); opt.step()
         log.append(dict(step=step, loss=round(loss.item(), 4), seconds=round(time.perf_counter() - t0, 2)))
         if save_every and (step + 1) % save_every == 0 and step + 1 < len(order):
-            torch.save(dict(lora=get_peft_model_state_dict(model), opt=opt.state_dict(), step=step + 1, log=log,
-                            rng=torch.get_rng_state()), ckpt)
+            save_state(ckpt, dict(format=CHECKPOINT_FORMAT, lora=get_peft_model_state_dict(model), opt=opt.state_dict(),
+                                  step=step + 1, log=log, rng=torch.get_rng_state()))
     merged = model.merge_and_unload().eval()
     shutil.rmtree(folder, ignore_errors=True)
     merged.save_pretrained(folder); tok.save_pretrained(folder)
     info = dict(base=base, questions=len(questions), steps=len(order), settings=asdict(settings), log=log)
-    done.write_text(json.dumps(info)); ckpt.unlink(missing_ok=True)
+    atomic_write_text(done, json.dumps(info)); ckpt.unlink(missing_ok=True)
     return {**out, **info, 'cached': False}
 
 # %% ../../nbs/cocoa/06_finetune.ipynb #bec6ec74

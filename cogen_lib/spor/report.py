@@ -212,7 +212,9 @@ def describe(self: SporRuns, slug: str, seeds: int) -> dict:
 @patch
 def number(self: SporRuns, runs: dict, metric: str, scale: float = 1.0) -> dict | None:
     """dict(value, ci_low, ci_high, n, seeds, interval) of `metric` over `runs` (seed -> slug): the run's own
-    interval with one seed, the t interval over seeds with more; None without that metric."""
+    interval with one seed, the t interval over seeds with more; None without that metric. A value the same at every
+    seed (the copy-the-table baseline on the same items) does not vary with the seed: it keeps the run's own interval
+    over the items, not a zero-width one over the seeds."""
     out = [self.rows[(self.rows.slug == runs[s]) & (self.rows.metric == metric)] for s in sorted(runs)]
     rs = [r.iloc[0] for r in out if len(r)]
     if not rs: return None
@@ -221,6 +223,11 @@ def number(self: SporRuns, runs: dict, metric: str, scale: float = 1.0) -> dict 
         return dict(value=scale * r.value, ci_low=scale * lo, ci_high=scale * hi, n=int(r.n), seeds=1,
                     interval=(r.get('interval') if isinstance(r.get('interval'), str) else 'none recorded')
                              + ' (one seed)')
+    if len({float(r.value) for r in rs}) == 1 and pd.notna(rs[0].ci_low):
+        r = rs[0]
+        return dict(value=scale * r.value, ci_low=scale * r.ci_low, ci_high=scale * r.ci_high, n=int(r.n),
+                    seeds=len(rs), interval=(r.get('interval') if isinstance(r.get('interval'), str)
+                                             else 'none recorded') + ' (the same at every seed)')
     si = seed_interval([r.value for r in rs])
     return dict(value=scale * si['value'], ci_low=scale * si['ci_low'], ci_high=scale * si['ci_high'], n=int(rs[0].n),
                 seeds=len(rs), interval=f"t over {len(rs)} seeds")
@@ -283,7 +290,9 @@ def pair_table(R: SporRuns, aspect: str) -> pd.DataFrame:
                     'budget': R.budget(cfg, seeds)})
         base = {k: R.number(r, 'copy_parent_f', 100) for k, r in ((lo, ra), (hi, rc)) if r}
         bb = {k: R.number(r, 'copy_bleu') for k, r in ((lo, ra), (hi, rc)) if r}
+        bi = next((x['interval'] for x in base.values() if x), '')
         out.append({'source': f"baseline ({d['profile']}, same items)", 'model': 'copy-the-table', **common,
+                    'interval': bi,
                     L: cell(base.get(lo)), H: cell(base.get(hi)), f'{H} - {L}': '',
                     f'{L} BLEU': cell(bb.get(lo)), f'{H} BLEU': cell(bb.get(hi)),
                     'vs copy-the-table': '', 'budget': 'no model: the linearised input table as the text'})
@@ -323,7 +332,8 @@ def aspect_table(R: SporRuns, aspect: str) -> pd.DataFrame:
                         'budget': R.budget(cfg, len(runs))})
             out.append({'source': f"baseline ({d['profile']}, same items)", 'model': 'copy-the-table',
                         'trained on': LABEL.get(ts, ts) + ' (same inputs)',
-                        **{c: cell(x, ND.get(m, 1)) for (m, c), x in zip(cols.items(), base.values())}, **common,
+                        **{c: cell(x, ND.get(m, 1)) for (m, c), x in zip(cols.items(), base.values())},
+                        **common, 'interval': next((x['interval'] for x in base.values() if x), ''),
                         'budget': 'no model: the linearised input table as the text'})
     return pd.DataFrame(out).reindex(columns=['source', 'model', 'trained on', 'dataset', *cols.values(), vc, 'samples',
                                               'seeds', 'interval', 'budget']).fillna('')

@@ -270,10 +270,14 @@ def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=No
         for group, arms in arm_runs(claim, runs, config).items():
             seeds = sorted(set.intersection(*[set(r) for r in arms.values()]))
             if not seeds: continue
-            seen = {}
-            def series(arm, col, where, seed=None, arms=arms, seeds=seeds, seen=seen, claim=claim):
-                frames = [items_of(arms[arm][s]) for s in (seeds if seed is None else [seeds[seed]])]
-                x = item_series(frames, col, where)
+            seen, memo = {}, {}
+            def series(arm, col, where, seed=None, arms=arms, seeds=seeds, seen=seen, memo=memo, claim=claim):
+                # each series once per budget: the verdict, its preconditions and the seeds plan read the same ones
+                k = (arm, col, repr(sorted((where or {}).items())), seed)
+                if k not in memo:
+                    memo[k] = item_series([items_of(arms[arm][s]) for s in (seeds if seed is None else [seeds[seed]])],
+                                          col, where)
+                x = memo[k]
                 if (x is not None and seed is None and col == claim.measure['column']
                         and where == claim.item_filter(arm)):
                     # the items and their values

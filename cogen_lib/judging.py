@@ -487,7 +487,8 @@ SHORT_KINDS = {'reproduced': 'reproduced', 'direction reproduced, size not deter
 SEEDS_PLAN_CAPTION = (
     "Claims about training whose paper effect has a size: the minimum detectable effect (MDE; 80% power, "
     f"alpha 0.05) of the trained models we have, projected to {PLAN_SEEDS} trained models, and the fewest trained "
-    "models whose projected MDE reaches the paper's effect, or the items per model that "
+    "models whose projected MDE reaches the paper's effect ('none at N items': on N items per model, even 10,000 "
+    "trained models would not detect it), or the items per model that "
     f"{PLAN_SEEDS} trained models would need (where more seeds alone cannot: the items' sampling sets a floor; "
     "'(N exist)': our runs scored every item there is, so no run can reach that count). The projection "
     "estimates three variance components from our runs (the seeds', the items' and their interaction's) and gives "
@@ -498,7 +499,8 @@ def seeds_plan_frame(rows: list[dict]) -> pd.DataFrame:
     """One row per claim (and model of ours) that has a `plan` in `rows`, from its budget with the most seeds (then
     `best_rows`' order): claim, its verdict there (`SHORT_KINDS`: seeds enough for the MDE do not lift a failed
     precondition), trained models, items, MDE now and at `PLAN_SEEDS`, the paper's effect (in the claim's
-    unit), the seeds needed ('met' where we have them; 'over N' past `max_seeds`) and the items per model that
+    unit), the seeds needed ('met' where we have them; 'none at N items' where the plan's `floor` is above the paper's
+    effect, so no seed count reaches it; 'over N' past `max_seeds`) and the items per model that
     `PLAN_SEEDS` seeds need ('met' at those we have, '-' where no count suffices, '(N exist)' past the plan's `pool`);
     empty without plans."""
     import pandas as pd
@@ -512,7 +514,8 @@ def seeds_plan_frame(rows: list[dict]) -> pd.DataFrame:
         pl, c = r['plan'], r['claim']
         num = lambda x: f"{fmt_num(x, c.digits, False)} {c.unit}".strip()
         need = ('met' if pl['needed'] is not None and pl['needed'] <= pl['seeds'] else
-                str(pl['needed']) if pl['needed'] is not None else f"over {pl['max_seeds']}")
+                str(pl['needed']) if pl['needed'] is not None else
+                f"none at {pl['items']:,} items" if pl['floor'] >= pl['target'] else f"over {pl['max_seeds']}")
         items = ('-' if pl['items_needed'] is None else 'met' if pl['items_needed'] <= pl['items'] else
                  f"{pl['items_needed']:,}" + (f" ({pl['pool']:,} exist)" if pl.get('pool') else ''))
         out.append({'Claim': k, 'Verdict': SHORT_KINDS.get(r['verdict'].kind, r['verdict'].kind), 'Seeds': pl['seeds'],

@@ -150,7 +150,8 @@ def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, pro
     finished epochs' adapters again (saving their folders and calling `on_epoch` for them again), then goes on with the
     current epoch after its last saved step, with its adapter, Adam state and random state, so that the weights are
     those of an uninterrupted run. A checkpoint of another config or of other training pairs is refused. The file is
-    deleted once the last epoch's `on_epoch` has returned: it only serves interrupted runs. Method 'full' is not
+    deleted once the last epoch's `on_epoch` has returned (with its folder, if `checkpoint_path` made it and it is
+    empty): it only serves interrupted runs. Method 'full' is not
     checkpointed (`checkpoint` is ignored; a killed run starts over). Returns `pairs` (how many), `log` (per epoch: mean
     step loss, steps, seconds so far) and `seconds`, both counting the training time of the attempts a checkpoint
     recorded."""
@@ -218,7 +219,11 @@ def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, pro
             finished.append(dict(lora=adapter, losses=losses, seconds=round(time.perf_counter() - t0, 1)))
         log.append(dict(epoch=ep, loss=float(np.mean(losses)), steps=steps, seconds=finished[ep - 1]['seconds']))
         if on_epoch is not None: on_epoch(ep, folder)
-    if checkpoint is not None: checkpoint.unlink(missing_ok=True)
+    if checkpoint is not None:
+        checkpoint.unlink(missing_ok=True)
+        if checkpoint.parent.parent == cache_dir('spor', 'checkpoints'):      # `checkpoint_path`'s folder goes with it
+            try: checkpoint.parent.rmdir()
+            except OSError: pass                                               # (not empty: left as it is)
     return dict(pairs=len(pairs), log=log, seconds=round(time.perf_counter() - t0, 1))
 
 # %% ../../nbs/spor/07_finetune.ipynb #ebea9897

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json, shutil, time
 from dataclasses import dataclass, asdict
 import numpy as np
-from ..core import (CogenError, cache_dir, stable_hash, seed_everything, atomic_write_text, save_state,
-                            load_state)
+from ..core import (
+    CogenError, cache_dir, stable_hash, seed_everything, atomic_write_text, save_state, load_state)
 from .generate import generate, CONFIGS
 from .prompts import question_prompt, LOGLIK_LEAD
 from .records import select_questions

@@ -218,16 +218,12 @@ def number(self: SporRuns, runs: dict, metric: str, scale: float = 1.0) -> dict 
     out = [self.rows[(self.rows.slug == runs[s]) & (self.rows.metric == metric)] for s in sorted(runs)]
     rs = [r.iloc[0] for r in out if len(r)]
     if not rs: return None
-    if len(rs) == 1:
+    same = len(rs) > 1 and len({float(r.value) for r in rs}) == 1 and pd.notna(rs[0].ci_low)
+    if len(rs) == 1 or same:                                 # the run's own interval over the items
         r = rs[0]; lo, hi = (r.ci_low, r.ci_high) if pd.notna(r.ci_low) else (np.nan, np.nan)
-        return dict(value=scale * r.value, ci_low=scale * lo, ci_high=scale * hi, n=int(r.n), seeds=1,
+        return dict(value=scale * r.value, ci_low=scale * lo, ci_high=scale * hi, n=int(r.n), seeds=len(rs),
                     interval=(r.get('interval') if isinstance(r.get('interval'), str) else 'none recorded')
-                             + ' (one seed)')
-    if len({float(r.value) for r in rs}) == 1 and pd.notna(rs[0].ci_low):
-        r = rs[0]
-        return dict(value=scale * r.value, ci_low=scale * r.ci_low, ci_high=scale * r.ci_high, n=int(r.n),
-                    seeds=len(rs), interval=(r.get('interval') if isinstance(r.get('interval'), str)
-                                             else 'none recorded') + ' (the same at every seed)')
+                             + (' (the same at every seed)' if same else ' (one seed)'))
     si = seed_interval([r.value for r in rs])
     return dict(value=scale * si['value'], ci_low=scale * si['ci_low'], ci_high=scale * si['ci_high'], n=int(rs[0].n),
                 seeds=len(rs), interval=f"t over {len(rs)} seeds")

@@ -43,15 +43,18 @@ def claim_anchor(claim: str) -> str:
 # %% ../nbs/06b_sitepolish.ipynb #a1b2c3da
 def _verdict_rows(rows: list[list], claims=()) -> tuple[list[list], list[str] | None]:
     """A verdict table's rows (each cell [tag, attributes, inner HTML, classes]) for reading: claim with its reason
-    under it, paper, ours, verdict (mark, colour, the reason on hover), n, then any other column; and each row's anchor
-    (that of the longest of `claims` its claim cell begins with: a row may add the model or the claim's form)."""
+    under it, paper, ours with its n under it (a bare count reads 'n = 208'), verdict (mark, colour, the reason on
+    hover), then any other column; and each row's anchor (that of the longest of `claims` its claim cell begins with: a
+    row may add the model or the claim's form). Four columns leave the claim room: a separate n column wrapped
+    '3 seeds x 21,000 items' over five lines."""
     import html
     head = [_text(c[2]).lower() for c in rows[0]]
     at = lambda *names: next((i for i, h in enumerate(head) if any(h == n or h.startswith(n + ' ') for n in names)),
                              None)
-    i_claim, i_verdict, i_why = at('claim'), at('verdict'), at('why', 'reason')
-    order = [i for i in (i_claim, at('paper'), at('ours'), i_verdict, at('n')) if i is not None]
-    rest = [i for i in range(len(head)) if i not in order and i != i_why]
+    i_claim, i_verdict, i_why, i_ours, i_n = at('claim'), at('verdict'), at('why', 'reason'), at('ours'), at('n')
+    under = i_n if i_ours is not None else None          # the n column, shown under ours
+    order = [i for i in (i_claim, at('paper'), i_ours, i_verdict, i_n if under is None else None) if i is not None]
+    rest = [i for i in range(len(head)) if i not in order and i not in (i_why, under)]
     if any(len(r) != len(head) for r in rows): return rows, None
     out, anchors = [], ['']
     for k, r in enumerate(rows):
@@ -61,6 +64,8 @@ def _verdict_rows(rows: list[list], claims=()) -> tuple[list[list], list[str] | 
             anchors.append(claim_anchor(max((c for c in claims if cell.startswith(_alnum(c))), key=len, default=cell)))
             why = _text(r[i_why][2]) if i_why is not None else ''
             if why: r[i_claim][2] += f'<div class="cogen-why">{html.escape(why)}</div>'
+            n = _text(r[under][2]) if under is not None else ''
+            if n: r[i_ours][2] += f'<div class="cogen-why">{"n = " * n.replace(",", "").isdigit()}{html.escape(n)}</div>'
             kind = _text(r[i_verdict][2])
             mark, colour = next((v for p, v in VERDICT_MARKS.items() if kind.startswith(p)), ('\u2022', 'none'))
             r[i_verdict][2] = (f'<span class="cogen-verdict cogen-v-{colour}" title="{html.escape(why, quote=True)}">'

@@ -20,8 +20,8 @@ _all_ = ['PAPER_SETTINGS', 'Seq2SeqConfig', 'SPECIALS', 'PAD', 'BOS', 'EOS', 'UN
          'ARCHS', 'make_model', 'n_params']
 
 # %% auto #0
-__all__ = ['CHECKPOINT_EVERY', 'lr_lambda', 'PaddedPairs', 'pad_pairs', 'epoch_batches', 'checkpoint_dir', 'TrainState',
-           'init_training', 'train_epoch', 'save_checkpoint', 'load_checkpoint', 'resume', 'TrainedModel',
+__all__ = ['CHECKPOINT_FORMAT', 'CHECKPOINT_EVERY', 'lr_lambda', 'PaddedPairs', 'pad_pairs', 'epoch_batches', 'checkpoint_dir',
+           'TrainState', 'init_training', 'train_epoch', 'save_checkpoint', 'load_checkpoint', 'resume', 'TrainedModel',
            'DistinctIndices', 'trained_model', 'train', 'score_predictions', 'PAPER_SETTINGS', 'Seq2SeqConfig',
            'SPECIALS', 'PAD', 'BOS', 'EOS', 'UNK', 'Vocab', 'build_vocab', 'sdpa_backends', 'LN_EPS', 'Attention',
            'EncoderLayer', 'DecoderLayer', 'TransformerSeq2Seq', 'LSTMSeq2Seq', 'ARCHS', 'make_model', 'n_params']
@@ -83,14 +83,16 @@ def epoch_batches(data: PaddedPairs, batch_size: int, gen: torch.Generator, pool
     return [batches[i] for i in torch.randperm(len(batches), generator=gen).tolist()]
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #bedb1dc7
+CHECKPOINT_FORMAT = 'recogs.seq2seq/2'
+"""What a checkpoint says it is, and part of its folder's hash. Version 2: own attention layers (new parameter names);
+version-1 checkpoints are not reused. A new version trains every model again."""
+
 def checkpoint_dir(config: Seq2SeqConfig, pairs) -> Path:
     """`cache_dir('recogs', 'checkpoints', <hash>)` for `config` trained on `pairs` (the hash covers every field and
     every pair)."""
     h = hashlib.sha256()
     for s, t in _check_pairs(pairs): h.update(f"{s}\t{t}\n".encode())
-    # version 2: own attention layers (new parameter names), a new checkpoint format; version-1 checkpoints are not
-    # reused
-    return cache_dir('recogs', 'checkpoints', stable_hash(['recogs.seq2seq/2', asdict(config), h.hexdigest()]))
+    return cache_dir('recogs', 'checkpoints', stable_hash([CHECKPOINT_FORMAT, asdict(config), h.hexdigest()]))
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #ddc179b8
 @dataclass
@@ -220,7 +222,7 @@ def save_checkpoint(st: TrainState, path: Path) -> None:
     atomic_write_text(_timings_path(path), json.dumps([h['seconds'] for h in st.history]))
     cuda_rng = torch.cuda.get_rng_state() if st.device.type == 'cuda' else None
     part = st.partial
-    state = dict(format='recogs.seq2seq/2', config=asdict(st.config), epoch=st.epoch,
+    state = dict(format=CHECKPOINT_FORMAT, config=asdict(st.config), epoch=st.epoch,
                  losses=[(h['epoch'], h['loss'], h['examples']) for h in st.history],
                  model=st.model.state_dict(), optimizer=st.optimizer.state_dict(), scheduler=st.scheduler.state_dict(),
                  shuffle_rng=part['shuffle_rng'] if part else st.shuffle.get_state(), torch_rng=torch.get_rng_state(),
@@ -232,7 +234,7 @@ def save_checkpoint(st: TrainState, path: Path) -> None:
 def load_checkpoint(path: Path, device='cpu') -> dict:
     """The state saved by `save_checkpoint`, read with `core.load_state`: a file that holds anything
     but tensors and plain values (a tampered or foreign pickle) is refused, never executed."""
-    return load_state(path, 'recogs.seq2seq/2', device)
+    return load_state(path, CHECKPOINT_FORMAT, device)
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #c8bf7d87
 def resume(st: TrainState, path: Path) -> None:

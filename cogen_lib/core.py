@@ -12,8 +12,8 @@ from typing import Callable
 # %% auto #0
 __all__ = ['FILE_MODE', 'CogenError', 'cli_fail', 'cli_command', 'check_out_path', 'read_text', 'Registry', 'cache_dir',
            'temp_env', 'thread_share', 'project_root', 'mirror_dir', 'sha256_file', 'canonical_json', 'stable_hash',
-           'CannotWrite', 'cannot_write', 'atomic_write_text', 'save_state', 'load_state', 'make_rng',
-           'seed_everything', 'lib_version']
+           'CannotWrite', 'cannot_write', 'atomic_write_text', 'save_state', 'load_state', 'Busy', 'exclusive',
+           'training_lock', 'make_rng', 'seed_everything', 'lib_version']
 
 # %% ../nbs/00_core.ipynb #fb859c5e
 class CogenError(Exception):
@@ -278,6 +278,49 @@ def load_state(path: Path | str, fmt: str, device='cpu') -> dict:
     if not isinstance(st, dict) or st.get('format') != fmt:
         raise CogenError(f"checkpoint {path} is not a {fmt} checkpoint; delete it to train again")
     return st
+
+# %% ../nbs/00_core.ipynb #99cd5e4f
+class Busy(CogenError):
+    "Another live process (or another holder in this one) holds the lock `exclusive` asked for."
+
+@contextmanager
+def exclusive(lock: Path | str, doing: str, remedy: str, what: str = 'the lock file', error: type = Busy):
+    """Hold the lock file `lock` (`fcntl.flock`) for the block. When another process, or another holder in this one,
+    has it: `error`, '<doing> by process <pid> on <host> since <time> (it holds <lock>): <remedy>'. A lock that
+    cannot be created is a `CannotWrite` naming it as `what`. The file stays (every process locks that one; removing it
+    would race); the lock dies with its process. Without `fcntl` (Windows) there is no lock."""
+    import socket, time
+    try: import fcntl
+    except ImportError: yield; return
+    lock = Path(lock)
+    try: lock.parent.mkdir(parents=True, exist_ok=True); fd = os.open(lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    except OSError as e: raise cannot_write(lock, e, what) from None
+    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        try: who = json.loads(os.pread(fd, 4096, 0) or b'{}')
+        except ValueError: who = {}
+        os.close(fd)
+        raise error(f"{doing} by process {who.get('pid', '?')} on {who.get('host', '?')} since "
+                    f"{who.get('started', '?')} (it holds {lock}): {remedy}") from None
+    try:
+        try:
+            holder = {'pid': os.getpid(), 'host': socket.gethostname(), 'started': time.strftime('%Y-%m-%dT%H:%M:%S')}
+            os.ftruncate(fd, 0); os.pwrite(fd, json.dumps(holder).encode(), 0)
+        except OSError: pass    # who holds it only serves messages; on a full disk the holder's own writes fail
+        yield
+    finally:
+        try: os.ftruncate(fd, 0)
+        finally: os.close(fd)            # closing releases the lock
+
+
+# %% ../nbs/00_core.ipynb #98a115e1
+def training_lock(checkpoint: Path | str):
+    """`exclusive` on `<checkpoint>.lock`, held by a training that writes the checkpoint file `checkpoint`, so that a
+    second process told to train the same model stops at once, naming the first."""
+    checkpoint = Path(checkpoint)
+    return exclusive(checkpoint.with_name(checkpoint.name + '.lock'), f'a model is being trained into {checkpoint}',
+                     'wait for it to finish, or stop it (the next training resumes from the checkpoint)')
+
 
 # %% ../nbs/00_core.ipynb #c24984dc
 def make_rng(seed: int) -> np.random.Generator:

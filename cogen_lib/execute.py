@@ -4,11 +4,12 @@
 
 # %% ../nbs/04d_execute.ipynb #c483466c
 from __future__ import annotations
-import json, os, re, socket, threading, time
+import json, os, re, threading, time
 from contextlib import contextmanager
 from pathlib import Path
 import pandas as pd
-from .core import CogenError, cannot_write, stable_hash, sha256_file, atomic_write_text, thread_share
+from .core import (
+    CogenError, Busy, exclusive, stable_hash, sha256_file, atomic_write_text, thread_share)
 from .grid import Run, RunFiles, notebook_hash, library_hash, source_commit
 from .results import provenance_columns, write_manifest
 from .kernel import run_notebook
@@ -104,34 +105,17 @@ def execute_run(run: Run, root: Path, out: Path, lib_h: str, provenance: bool = 
     return df
 
 # %% ../nbs/04d_execute.ipynb #fc6cce2b
-class RunBusy(CogenError):
+class RunBusy(Busy):
     "Another live process is executing the run (it holds the run's lock, `run_lock`)."
 
 @contextmanager
 def run_lock(f: RunFiles):
-    """Hold run `f.slug`'s lock (`RunFiles.lock`) for the block; `RunBusy`, naming the holder, when another process (or
-    another holder in this one) has it. Without `fcntl` (Windows) there is no lock."""
-    try: import fcntl
-    except ImportError: yield; return
-    try: f.runs_dir.mkdir(parents=True, exist_ok=True); fd = os.open(f.lock, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as e: raise cannot_write(f.lock, e, 'the lock of a run') from None
-    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)   # the lock file is never removed: every process locks that one
-    except BlockingIOError:
-        try: who = json.loads(os.pread(fd, 4096, 0) or b'{}')
-        except ValueError: who = {}
-        os.close(fd)
-        raise RunBusy(f"run {f.slug} is being executed by process {who.get('pid', '?')} on {who.get('host', '?')} "
-                      f"since {who.get('started', '?')} (it holds {f.lock}): not executed here; wait for it, or leave "
-                      "the run out (--only)") from None
-    try:
-        try:
-            holder = {'pid': os.getpid(), 'host': socket.gethostname(), 'started': time.strftime('%Y-%m-%dT%H:%M:%S')}
-            os.ftruncate(fd, 0); os.pwrite(fd, json.dumps(holder).encode(), 0)
-        except OSError: pass    # who holds it only serves messages; on a full disk the run's own writes fail
+    """Hold run `f.slug`'s lock (`RunFiles.lock`, `core.exclusive`) for the block; `RunBusy`, naming the holder, when
+    another process (or another holder in this one) has it. Without `fcntl` (Windows) there is no lock."""
+    with exclusive(f.lock, f'run {f.slug} is being executed', 'not executed here; wait for it, or leave the run out '
+                   '(--only)', 'the lock of a run', RunBusy):
         yield
-    finally:
-        try: os.ftruncate(fd, 0)
-        finally: os.close(fd)            # closing releases the lock; the empty file stays (removing it would race)
+
 
 # %% ../nbs/04d_execute.ipynb #ce1ab383
 EXECUTORS = ('local', 'dask')

@@ -8,7 +8,7 @@ import json, shutil, time
 from dataclasses import dataclass, asdict
 import numpy as np
 from ..core import (
-    CogenError, cache_dir, stable_hash, seed_everything, atomic_write_text, save_state, load_state)
+    CogenError, cache_dir, stable_hash, seed_everything, atomic_write_text, save_state, load_state, training_lock)
 from .generate import generate, CONFIGS
 from .prompts import question_prompt, LOGLIK_LEAD
 from .records import select_questions
@@ -76,26 +76,12 @@ def finetune_key(base_revision: str, questions: list[dict], settings: LoraSettin
 CHECKPOINT_FORMAT = 'cocoa.finetune/1'
 "The tag of `finetune_lora`'s checkpoints; a file with another tag (another version or program) is refused."
 
-# %% ../../nbs/cocoa/06_finetune.ipynb #5d152de4
-def finetune_lora(base: str, questions: list[dict], settings: LoraSettings = LoraSettings(), save_every: int = 20,
-                  progress: bool = False) -> dict:
-    """LoRA-fine-tune model `base` (a registry name or local folder) on `questions`, the loss on the target tokens of
-    `training_example`; merge and save it in the cogen cache (`cocoa-finetune/<finetune_key>/model`). Returns `folder`,
-    `revision` (the base's + the key), `key`, `log` (loss per step) and `cached`. A finished key is read from the cache,
-    not trained again; an interrupted one resumes from its last checkpoint (every `save_every` steps, written atomically
-    by `core.save_state`: a kill while writing leaves the previous one whole)."""
-    settings.check()
-    if not questions: raise CogenError("finetune_lora: no training questions")
-    from cogen_lib.models import model_spec, converted_dir
-    spec = model_spec(base)
-    src = converted_dir(spec) if spec.gguf else spec.path
-    if src is None or spec.kind != 'causal-lm' or spec.hub:
-        raise CogenError(f"finetune_lora: {base!r} is not a local causal language model; fine-tune registered weights "
-                         "or a local folder")
-    key = finetune_key(spec.revision, questions, settings)
-    root = cache_dir('cocoa-finetune', key); folder, done, ckpt = root/'model', root/'done.json', root/'checkpoint.pt'
-    out = dict(folder=folder, revision=f"{spec.revision}+cocoa-lora-{key}", key=key)
-    if done.exists(): return {**out, **json.loads(done.read_text()), 'cached': True}
+# %% ../../nbs/cocoa/06_finetune.ipynb #62cf043d
+def _train_lora(base: str, src, questions: list[dict], settings: LoraSettings, root, save_every: int,
+                progress: bool) -> None:
+    """The training of `finetune_lora` from the weights in `src`, its lock held: the merged model to `root/'model'`,
+    then its record to `root/'done.json'`; the checkpoint `root/'checkpoint.pt'` while it trains."""
+    folder, done, ckpt = root/'model', root/'done.json', root/'checkpoint.pt'
     import torch
     from tqdm.auto import tqdm
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -136,7 +122,33 @@ def finetune_lora(base: str, questions: list[dict], settings: LoraSettings = Lor
     merged.save_pretrained(folder); tok.save_pretrained(folder)
     info = dict(base=base, questions=len(questions), steps=len(order), settings=asdict(settings), log=log)
     atomic_write_text(done, json.dumps(info)); ckpt.unlink(missing_ok=True)
-    return {**out, **info, 'cached': False}
+
+# %% ../../nbs/cocoa/06_finetune.ipynb #5d152de4
+def finetune_lora(base: str, questions: list[dict], settings: LoraSettings = LoraSettings(), save_every: int = 20,
+                  progress: bool = False) -> dict:
+    """LoRA-fine-tune model `base` (a registry name or local folder) on `questions`, the loss on the target tokens of
+    `training_example`; merge and save it in the cogen cache (`cocoa-finetune/<finetune_key>/model`). Returns `folder`,
+    `revision` (the base's + the key), `key`, `log` (loss per step) and `cached`. A finished key is read from the cache,
+    not trained again; an interrupted one resumes from its last checkpoint (every `save_every` steps, written atomically
+    by `core.save_state`: a kill while writing leaves the previous one whole). While it trains it holds
+    `core.training_lock` on the checkpoint: a second process told to train the same key stops at once, naming the
+    first."""
+    settings.check()
+    if not questions: raise CogenError("finetune_lora: no training questions")
+    from cogen_lib.models import model_spec, converted_dir
+    spec = model_spec(base)
+    src = converted_dir(spec) if spec.gguf else spec.path
+    if src is None or spec.kind != 'causal-lm' or spec.hub:
+        raise CogenError(f"finetune_lora: {base!r} is not a local causal language model; fine-tune registered weights "
+                         "or a local folder")
+    key = finetune_key(spec.revision, questions, settings)
+    root = cache_dir('cocoa-finetune', key); folder, done, ckpt = root/'model', root/'done.json', root/'checkpoint.pt'
+    out = dict(folder=folder, revision=f"{spec.revision}+cocoa-lora-{key}", key=key)
+    if done.exists(): return {**out, **json.loads(done.read_text()), 'cached': True}
+    with training_lock(ckpt):
+        cached = done.exists()                       # (finished by another process since the check above)
+        if not cached: _train_lora(base, src, questions, settings, root, save_every, progress)
+        return {**out, **json.loads(done.read_text()), 'cached': cached}
 
 # %% ../../nbs/cocoa/06_finetune.ipynb #bec6ec74
 def finetuned_lm(ft: dict):

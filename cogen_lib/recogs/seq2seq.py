@@ -12,6 +12,7 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 from ..core import CogenError, atomic_write_text, cache_dir, stable_hash, seed_everything, save_state, load_state
+from ..core import training_lock
 from .seq2seq_models import (  # the models: `nbs/recogs/04a_seq2seq_models.ipynb`; re-exported
     PAPER_SETTINGS, Seq2SeqConfig, SPECIALS, PAD, BOS, EOS, UNK, Vocab, build_vocab, sdpa_backends, LN_EPS,
     Attention, EncoderLayer, DecoderLayer, TransformerSeq2Seq, LSTMSeq2Seq, ARCHS, make_model, n_params)
@@ -347,20 +348,21 @@ def train(config: Seq2SeqConfig, train_pairs, progress: bool = True, device: str
     """Train `config` on `(sentence, lf)` pairs (AdamW, linear warm-up and decay, teacher forcing, no early stopping):
     `init_training`, `resume` from the checkpoint if there is one, then `train_epoch` and `save_checkpoint` until
     `config.epochs`. With `checkpoint`, resumes from / reuses the checkpoint in `checkpoint_dir(config, train_pairs)`,
-    written after each epoch and inside one every `save_every` seconds.
-    `device` defaults to CUDA when available."""
+    written after each epoch and inside one every `save_every` seconds, and holds its `core.training_lock` meanwhile (a
+    second process training the same model stops at once). `device` defaults to CUDA when available."""
     from tqdm.auto import tqdm
     pairs = _check_pairs(train_pairs)
     st = init_training(config, pairs, device or ('cuda' if torch.cuda.is_available() else 'cpu'))
     ckpt = checkpoint_dir(config, pairs)/'last.pt' if checkpoint else None
-    if ckpt is not None and ckpt.exists(): resume(st, ckpt)
-    start = st.epoch
-    bar = tqdm(range(start, config.epochs), desc=f'train {config.arch}', disable=not progress, initial=start,
-               total=config.epochs)
-    save = (lambda s: save_checkpoint(s, ckpt)) if ckpt is not None else None
-    for _ in bar:
-        bar.set_postfix(loss=f"{train_epoch(st, progress, save, save_every)['loss']:.4f}")
-        if ckpt is not None: save_checkpoint(st, ckpt)
+    with training_lock(ckpt) if ckpt is not None else contextlib.nullcontext():
+        if ckpt is not None and ckpt.exists(): resume(st, ckpt)
+        start = st.epoch
+        bar = tqdm(range(start, config.epochs), desc=f'train {config.arch}', disable=not progress, initial=start,
+                   total=config.epochs)
+        save = (lambda s: save_checkpoint(s, ckpt)) if ckpt is not None else None
+        for _ in bar:
+            bar.set_postfix(loss=f"{train_epoch(st, progress, save, save_every)['loss']:.4f}")
+            if ckpt is not None: save_checkpoint(st, ckpt)
     return trained_model(st, ckpt, st.epoch - start)
 
 # %% ../../nbs/recogs/04_seq2seq.ipynb #1f0d9cd3

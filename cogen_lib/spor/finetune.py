@@ -8,7 +8,8 @@ import json, math, shutil, time
 from dataclasses import dataclass, asdict
 from pathlib import Path
 import numpy as np
-from ..core import CogenError, cache_dir, stable_hash, seed_everything, save_state, load_state
+from ..core import (
+    CogenError, cache_dir, stable_hash, seed_everything, save_state, load_state, training_lock)
 from .data import Sample, convert
 
 # %% auto #0
@@ -140,22 +141,9 @@ def _load_checkpoint(path: Path, cfg: FinetuneConfig, pairs) -> dict:
     return ck
 
 # %% ../../nbs/spor/07_finetune.ipynb #708936c1
-def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, progress: bool = True,
-             checkpoint: Path | str | None = None, save_every: float = SAVE_EVERY, on_step=None) -> dict:
-    """Fine-tune `cfg.model` on `train` (samples); save after each epoch to `out_dir/epoch-<k>` and call `on_epoch(k,
-    folder)`; call `on_step(epoch, step)` after each optimizer step (a hook to watch a run, or to stop it).
-
-    With `checkpoint` (a file, e.g. `checkpoint_path`), the state that training needs to go on is written there at most
-    every `save_every` seconds and after the last step of each epoch. A run that finds the file resumes: it merges the
-    finished epochs' adapters again (saving their folders and calling `on_epoch` for them again), then goes on with the
-    current epoch after its last saved step, with its adapter, Adam state and random state, so that the weights are
-    those of an uninterrupted run. A checkpoint of another config or of other training pairs is refused. The file is
-    deleted once the last epoch's `on_epoch` has returned (with its folder, if `checkpoint_path` made it and it is
-    empty): it only serves interrupted runs. Method 'full' is not
-    checkpointed (`checkpoint` is ignored; a killed run starts over). Returns `pairs` (how many), `log` (per epoch: mean
-    step loss, steps, seconds so far) and `seconds`, both counting the training time of the attempts a checkpoint
-    recorded."""
-    cfg.check()                                       # before the heavy imports: a wrong setting fails at once
+def _finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch, progress: bool, checkpoint: Path | None,
+              save_every: float, on_step) -> dict:
+    "The work of `finetune`, once its settings are checked and the checkpoint's lock is held."
     import torch
     from tqdm.auto import tqdm
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -166,7 +154,6 @@ def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, pro
     pairs = training_pairs(train, cfg.train_limit, cfg.seed, cfg.train_units)
     if not pairs: raise CogenError("no training pairs (empty training set?)")
     lora = cfg.method == 'lora'
-    checkpoint = Path(checkpoint) if checkpoint is not None and lora else None
     ck = _load_checkpoint(checkpoint, cfg, pairs) if checkpoint is not None and checkpoint.exists() else None
     seed_everything(cfg.seed)
     tok = AutoTokenizer.from_pretrained(src)
@@ -221,10 +208,33 @@ def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, pro
         if on_epoch is not None: on_epoch(ep, folder)
     if checkpoint is not None:
         checkpoint.unlink(missing_ok=True)
+        Path(f'{checkpoint}.lock').unlink(missing_ok=True)                   # the lock `finetune` holds serves it alone
         if checkpoint.parent.parent == cache_dir('spor', 'checkpoints'):      # `checkpoint_path`'s folder goes with it
             try: checkpoint.parent.rmdir()
             except OSError: pass                                               # (not empty: left as it is)
     return dict(pairs=len(pairs), log=log, seconds=round(time.perf_counter() - t0, 1))
+
+# %% ../../nbs/spor/07_finetune.ipynb #8ce0f66f
+def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, progress: bool = True,
+             checkpoint: Path | str | None = None, save_every: float = SAVE_EVERY, on_step=None) -> dict:
+    """Fine-tune `cfg.model` on `train` (samples); save after each epoch to `out_dir/epoch-<k>` and call `on_epoch(k,
+    folder)`; call `on_step(epoch, step)` after each optimizer step (a hook to watch a run, or to stop it).
+
+    With `checkpoint` (a file, e.g. `checkpoint_path`), the state that training needs to go on is written there at most
+    every `save_every` seconds and after the last step of each epoch. A run that finds the file resumes: it merges the
+    finished epochs' adapters again (saving their folders and calling `on_epoch` for them again), then goes on with the
+    current epoch after its last saved step, with its adapter, Adam state and random state, so that the weights are
+    those of an uninterrupted run. A checkpoint of another config or of other training pairs is refused. The file is
+    deleted once the last epoch's `on_epoch` has returned (with its folder, if `checkpoint_path` made it and it is
+    empty): it only serves interrupted runs. Method 'full' is not
+    checkpointed (`checkpoint` is ignored; a killed run starts over). Returns `pairs` (how many), `log` (per epoch: mean
+    step loss, steps, seconds so far) and `seconds`, both counting the training time of the attempts a checkpoint
+    recorded. While it trains into `checkpoint` it holds `core.training_lock(checkpoint)`: a second process told to
+    train into the same file stops at once, naming the first."""
+    cfg.check()                                       # before the heavy imports: a wrong setting fails at once
+    args = (train, cfg, out_dir, on_epoch, progress)
+    if checkpoint is None or cfg.method != 'lora': return _finetune(*args, None, save_every, on_step)
+    with training_lock(checkpoint): return _finetune(*args, Path(checkpoint), save_every, on_step)
 
 # %% ../../nbs/spor/07_finetune.ipynb #ebea9897
 def generate_texts(folder: Path | str, samples, max_new_tokens: int = 128, batch_size: int = 8,

@@ -40,22 +40,36 @@ def claim_anchor(claim: str) -> str:
     typography aside)."""
     return 'claim-' + hashlib.sha1(_alnum(claim).encode()).hexdigest()[:10]
 
+# %% ../nbs/06b_sitepolish.ipynb #4e5f53ef
+def _source_split(text: str) -> tuple[str, str] | None:
+    """`text`'s value and the parenthesis that ends it (its source: '+4.80 points (Sec. 5, Fig. 5)'), or `None` when it
+    ends otherwise or is all parenthesis. Parentheses inside the source are kept."""
+    depth = 0
+    for i in range(len(text) - 1, -1, -1) if text.endswith(')') else ():
+        depth += {')': 1, '(': -1}.get(text[i], 0)
+        if depth == 0: return (text[:i].rstrip(), text[i + 1:-1]) if text[:i].strip() else None
+    return None
+
+
 # %% ../nbs/06b_sitepolish.ipynb #a1b2c3da
 def _verdict_rows(rows: list[list], claims=()) -> tuple[list[list], list[str] | None]:
     """A verdict table's rows (each cell [tag, attributes, inner HTML, classes]) for reading: claim with its reason
-    under it, paper, ours with its n under it (a bare count reads 'n = 208'), verdict (mark, colour, the reason on
-    hover), then any other column; and each row's anchor (that of the longest of `claims` its claim cell begins with: a
-    row may add the model or the claim's form). Four columns leave the claim room: a separate n column wrapped
-    '3 seeds x 21,000 items' over five lines."""
+    under it, paper with its source under it (`_source_split`), ours with its n under it (a bare count reads
+    'n = 208'), verdict (mark, colour, the reason on hover), then any other column; and each row's anchor (that of the
+    longest of `claims` its claim cell begins with: a row may add the model or the claim's form). Four narrow columns
+    leave the claim room: a separate n column wrapped '3 seeds x 21,000 items' over five lines, and '+0.40 PARENT points
+    (Sec. 3.1.4, Table 2)' took six."""
     import html
     head = [_text(c[2]).lower() for c in rows[0]]
     at = lambda *names: next((i for i, h in enumerate(head) if any(h == n or h.startswith(n + ' ') for n in names)),
                              None)
     i_claim, i_verdict, i_why, i_ours, i_n = at('claim'), at('verdict'), at('why', 'reason'), at('ours'), at('n')
+    i_paper = at('paper')
     under = i_n if i_ours is not None else None          # the n column, shown under ours
-    order = [i for i in (i_claim, at('paper'), i_ours, i_verdict, i_n if under is None else None) if i is not None]
+    order = [i for i in (i_claim, i_paper, i_ours, i_verdict, i_n if under is None else None) if i is not None]
     rest = [i for i in range(len(head)) if i not in order and i not in (i_why, under)]
     if any(len(r) != len(head) for r in rows): return rows, None
+    muted = lambda text: f'<div class="cogen-why">{html.escape(text)}</div>'      # a line under a cell's text
     out, anchors = [], ['']
     for k, r in enumerate(rows):
         r = [list(c) for c in r]
@@ -63,9 +77,11 @@ def _verdict_rows(rows: list[list], claims=()) -> tuple[list[list], list[str] | 
             cell = _alnum(_text(r[i_claim][2]))
             anchors.append(claim_anchor(max((c for c in claims if cell.startswith(_alnum(c))), key=len, default=cell)))
             why = _text(r[i_why][2]) if i_why is not None else ''
-            if why: r[i_claim][2] += f'<div class="cogen-why">{html.escape(why)}</div>'
+            if why: r[i_claim][2] += muted(why)
+            split = _source_split(_text(r[i_paper][2])) if i_paper is not None and '<a' not in r[i_paper][2] else None
+            if split: r[i_paper][2] = f'<p>{html.escape(split[0])}</p>' + muted(split[1])
             n = _text(r[under][2]) if under is not None else ''
-            if n: r[i_ours][2] += f'<div class="cogen-why">{"n = " * n.replace(",", "").isdigit()}{html.escape(n)}</div>'
+            if n: r[i_ours][2] += muted('n = ' * n.replace(',', '').isdigit() + n)
             kind = _text(r[i_verdict][2])
             mark, colour = next((v for p, v in VERDICT_MARKS.items() if kind.startswith(p)), ('\u2022', 'none'))
             r[i_verdict][2] = (f'<span class="cogen-verdict cogen-v-{colour}" title="{html.escape(why, quote=True)}">'

@@ -13,7 +13,7 @@ from typing import Callable
 __all__ = ['FILE_MODE', 'CogenError', 'cli_fail', 'cli_command', 'check_out_path', 'read_text', 'Registry', 'cache_dir',
            'temp_env', 'thread_share', 'project_root', 'mirror_dir', 'sha256_file', 'canonical_json', 'stable_hash',
            'CannotWrite', 'cannot_write', 'atomic_write_text', 'save_state', 'load_state', 'Busy', 'exclusive',
-           'training_lock', 'make_rng', 'seed_everything', 'lib_version']
+           'training_lock_file', 'training_lock', 'make_rng', 'seed_everything', 'lib_version']
 
 # %% ../nbs/00_core.ipynb #fb859c5e
 class CogenError(Exception):
@@ -314,11 +314,17 @@ def exclusive(lock: Path | str, doing: str, remedy: str, what: str = 'the lock f
 
 
 # %% ../nbs/00_core.ipynb #98a115e1
-def training_lock(checkpoint: Path | str):
-    """`exclusive` on `<checkpoint>.lock`, held by a training that writes the checkpoint file `checkpoint`, so that a
-    second process told to train the same model stops at once, naming the first."""
+def training_lock_file(checkpoint: Path | str) -> Path:
+    "The lock file `training_lock` holds for the checkpoint file `checkpoint`: `<checkpoint>.lock`, beside it."
     checkpoint = Path(checkpoint)
-    return exclusive(checkpoint.with_name(checkpoint.name + '.lock'), f'a model is being trained into {checkpoint}',
+    return checkpoint.with_name(checkpoint.name + '.lock')
+
+# %% ../nbs/00_core.ipynb #9cbde688
+def training_lock(checkpoint: Path | str):
+    """`exclusive` on `training_lock_file(checkpoint)`, held by a training that writes the checkpoint file `checkpoint`,
+    so that a second process told to train the same model stops at once, naming the first. A trainer that deletes its
+    finished checkpoint may delete that file too (while it holds the lock)."""
+    return exclusive(training_lock_file(checkpoint), f'a model is being trained into {checkpoint}',
                      'wait for it to finish, or stop it (the next training resumes from the checkpoint)')
 
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass, asdict
 from pathlib import Path
 import numpy as np
 from ..core import (
-    CogenError, cache_dir, stable_hash, seed_everything, save_state, load_state, training_lock)
+    CogenError, cache_dir, stable_hash, seed_everything, save_state, load_state, training_lock,
+    training_lock_file)
 from .data import Sample, convert
 
 # %% auto #0
@@ -208,7 +209,7 @@ def _finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch, progres
         if on_epoch is not None: on_epoch(ep, folder)
     if checkpoint is not None:
         checkpoint.unlink(missing_ok=True)
-        Path(f'{checkpoint}.lock').unlink(missing_ok=True)                   # the lock `finetune` holds serves it alone
+        training_lock_file(checkpoint).unlink(missing_ok=True)             # the lock `finetune` holds serves it alone
         if checkpoint.parent.parent == cache_dir('spor', 'checkpoints'):      # `checkpoint_path`'s folder goes with it
             try: checkpoint.parent.rmdir()
             except OSError: pass                                               # (not empty: left as it is)

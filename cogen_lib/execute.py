@@ -142,21 +142,28 @@ def _update_env(env: dict):
     "A worker process's initializer: `env` into its environment (a module-level function, so `spawn` can pickle it)."
     os.environ.update(env)
 
-def _outcomes(jobs: list[tuple], executor: str = 'local', workers: int = 1, scheduler: str | None = None):
-    """Run `_execute_one(*args)` for each of `jobs`, yielding outcomes as they finish: here one at a time, here in
-    `workers` processes, or on Dask. Local workers each get their `thread_share` of the cores (a Dask scheduler's
-    workers keep their own)."""
+def _execute_chain(chain: list[tuple]) -> list[dict]:
+    "`_execute_one(*args)` for each of `chain` in turn, in one worker: the runs of one training (`Grid.training`)."
+    return [_execute_one(*args) for args in chain]
+
+def _outcomes(jobs: list[list[tuple]], executor: str = 'local', workers: int = 1, scheduler: str | None = None):
+    """Run each chain of `jobs` (a list of `_execute_one` arguments: the runs of one training, `Grid.training`) in one
+    worker, its runs one after another, yielding outcomes as they finish (a chain's together, when a pool or Dask ran
+    it): here one at a time, here in `workers` processes, or on Dask. Two runs of one chain never run at once, so
+    the second finds the model the first trained. Local workers each get their `thread_share` of the cores (a Dask
+    scheduler's workers keep their own)."""
     if executor not in EXECUTORS: raise CogenError(f"executor must be one of {EXECUTORS}, got {executor!r}")
     if not isinstance(workers, int) or workers < 1: raise CogenError(f"workers must be a positive int, got {workers!r}")
     if scheduler and executor != 'dask': raise CogenError(f"a scheduler address ({scheduler}) needs executor='dask'")
     if executor == 'local' and workers == 1:
-        for args in jobs: yield _execute_one(*args)
+        for chain in jobs:
+            for args in chain: yield _execute_one(*args)
     elif executor == 'local':
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor, as_completed
         with ProcessPoolExecutor(workers, mp_context=mp.get_context('spawn'), initializer=_update_env,
                                  initargs=(thread_share(workers),)) as pool:
-            for f in as_completed([pool.submit(_execute_one, *args) for args in jobs]): yield f.result()
+            for f in as_completed([pool.submit(_execute_chain, chain) for chain in jobs]): yield from f.result()
     else:
         try: from distributed import Client, LocalCluster, as_completed
         except ImportError:
@@ -172,9 +179,9 @@ def _outcomes(jobs: list[tuple], executor: str = 'local', workers: int = 1, sche
             raise CogenError(f"cannot reach the Dask scheduler at {scheduler or 'a new LocalCluster'}: {e}") from e
         try:   # retries=0: a run lost with its worker is redone by the next invocation, never twice at once
             key = lambda i, run: f"cogen-{run.paper}-{run.slug}-{stable_hash([time.time_ns(), i], 6)}"
-            futs = [client.submit(_execute_one, *args, key=key(i, args[0]), pure=False, retries=0)
-                    for i, args in enumerate(jobs)]
-            for f in as_completed(futs): yield f.result()
+            futs = [client.submit(_execute_chain, chain, key=key(i, chain[0][0]), pure=False, retries=0)
+                    for i, chain in enumerate(jobs)]
+            for f in as_completed(futs): yield from f.result()
         finally:
             client.close()
             if cluster is not None: cluster.close()

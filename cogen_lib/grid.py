@@ -221,6 +221,8 @@ class Grid:
     model_kind: str = 'pretrained'   # what `model` names: pretrained weights, or an architecture trained from scratch
     # cache folders a verification shares (deterministic preprocessing)
     verify_caches: list = field(default_factory=list)
+    # parameters that change only how a trained model is evaluated: runs differing only in these share one training
+    eval_keys: list = field(default_factory=list)
     def runs(self, profile: str) -> list[Run]:
         """Every combination of `profile`, in the order written (entries, then the cartesian product of their lists),
         each named by the grid's `name_keys` and its notebook's defaults (`notebook_defaults` of the notebook under the
@@ -241,6 +243,14 @@ class Grid:
                     raise CogenError(f"{self.path}: profile {profile!r} lists the combination {r.params} twice")
                 seen.add(r.slug); out.append(r)
         return out
+    def training(self, run: Run) -> str:
+        """What `run` trains, as a hash: its notebook and the parameters it sets away from their defaults, less the
+        grid's `eval_keys`. Runs with the same `training` share one trained model (the cache entry the first of them
+        writes), so the runner gives them to one worker, one after another: at once, the second would find the
+        training held by the first (`core.training_lock`)."""
+        d = run.defaults or {}
+        own = {k: v for k, v in run.params.items() if k not in self.eval_keys and not (k in d and _same_value(v, d[k]))}
+        return stable_hash([run.notebook, own], 8)
 
 # %% ../nbs/04_grid.ipynb #542b65a3
 def key_path(keys: tuple) -> str:
@@ -308,8 +318,8 @@ def read_yaml(path: Path | str, what: str = 'file') -> YamlDoc:
     return YamlDoc(p, data, lines, what)
 
 # %% ../nbs/04_grid.ipynb #0f8bdc16
-GRID_KEYS = ('paper', 'title', 'authors', 'about', 'data', 'notebook', 'name_keys', 'summary', 'model_kind',
-             'verify_caches', 'profiles')
+GRID_KEYS = ('paper', 'title', 'authors', 'about', 'data', 'notebook', 'name_keys', 'eval_keys', 'summary',
+             'model_kind', 'verify_caches', 'profiles')
 MODEL_KINDS = ('pretrained', 'architecture')
 "The keys a grid file may have (`notebook` and `profiles` it must): `check_grid` refuses any other."
 
@@ -338,8 +348,9 @@ def check_grid(doc: YamlDoc, root: Path | str) -> dict:
     (`GRID_KEYS`) and their forms; its profiles (`PROFILES`), each a list of entries; each entry's keys, its `notebook`
     (else the grid's) or a parameter that notebook declares (`notebook_parameters`; not `results_path`, which the runner
     sets), and each value, each element of a list (which the entry multiplies out), of the declared type
-    (`Parameter.check`); that the notebooks the entries run and the summaries exist. The first mistake found is one
-    `CogenError` naming the file, the line, the key and the remedy (the notebook's parameters with their types, say)."""
+    (`Parameter.check`); that the notebooks the entries run and the summaries exist, and that each of `eval_keys` is a
+    parameter of the grid's notebook. The first mistake found is one `CogenError` naming the file, the line, the key
+    and the remedy (the notebook's parameters with their types, say)."""
     root, d = Path(root), doc.data if doc.data is not None else {}
     if not isinstance(d, dict):
         raise doc.error((), f"a grid is a mapping of keys ({', '.join(GRID_KEYS)}), not a {type(d).__name__}")
@@ -351,12 +362,13 @@ def check_grid(doc: YamlDoc, root: Path | str) -> dict:
         if k not in d: raise CogenError(f"{doc.what} {doc.path}: missing required key {k!r}")
     for k in ('paper', 'title', 'authors', 'about', 'notebook'):
         if k in d and not isinstance(d[k], str): raise doc.error((k,), f"{d[k]!r} is not text: quote it")
-    for k in ('data', 'summary', 'name_keys'):
+    for k in ('data', 'summary', 'name_keys', 'eval_keys'):
         v = d.get(k)
         if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v)
-                                  or isinstance(v, str) and k != 'name_keys'):
+                                  or isinstance(v, str) and k not in ('name_keys', 'eval_keys')):
             eg = {'data': 'one source name of data/sources.tsv or a list of them, e.g. [cogs]',
                   'name_keys': 'a list of parameter names, e.g. [model, seed]',
+                  'eval_keys': 'a list of parameter names, e.g. [decoding]',
                   'summary': 'one notebook path or a list of them, e.g. [nbs/<paper>/summary.ipynb]'}[k]
             raise doc.error((k,), f"must be {eg}, got {v!r}")
     if d.get('model_kind', 'pretrained') not in MODEL_KINDS:
@@ -377,6 +389,13 @@ def check_grid(doc: YamlDoc, root: Path | str) -> dict:
     if bad:
         raise doc.error(('profiles', bad[0]), f"unknown profile(s) {sorted(map(str, bad))}; allowed: {list(PROFILES)}")
     declared = {}                                              # notebook -> its parameters, read once
+    def params_of(nb, at):
+        "The parameters of the notebook `nb` that the grid names at `at`, read once."
+        if not (isinstance(nb, str) and nb in declared):
+            path = _existing_notebook(doc, at, nb, root, 'a run notebook')
+            try: declared[nb] = notebook_parameters(path)
+            except CogenError as e: raise doc.error(at, str(e)) from None
+        return declared[nb]
     for prof, entries in profiles.items():
         if entries is None: continue
         if not isinstance(entries, list):
@@ -388,11 +407,7 @@ def check_grid(doc: YamlDoc, root: Path | str) -> dict:
                 raise doc.error(at, f"must be a mapping of parameter -> value(s), e.g. {{seed: [0, 1]}}, got {entry!r}")
             nb, nb_at = ((entry['notebook'], at + ('notebook',)) if 'notebook' in entry
                          else (d['notebook'], ('notebook',)))
-            if not (isinstance(nb, str) and nb in declared):
-                path = _existing_notebook(doc, nb_at, nb, root, 'a run notebook')
-                try: declared[nb] = notebook_parameters(path)
-                except CogenError as e: raise doc.error(nb_at, str(e)) from None
-            prm = declared[nb]
+            prm = params_of(nb, nb_at)
             listing = f"{nb} declares (name: type = default): {', '.join(map(str, prm.values()))}"
             for k, v in entry.items():
                 if k == 'notebook': continue
@@ -405,6 +420,12 @@ def check_grid(doc: YamlDoc, root: Path | str) -> dict:
                     try: prm[k].check(x)
                     except ValueError as e:
                         raise doc.error(at + (k,) + ((j,) if isinstance(v, list) else ()), f"{e}; {listing}") from None
+    for i, k in enumerate(d.get('eval_keys') or []):                   # each a parameter of the grid's notebook
+        prm = params_of(d['notebook'], ('notebook',))
+        if k not in prm:
+            raise doc.error(('eval_keys', i), f"no parameter {k!r}{did_you_mean(k, prm)} in {d['notebook']}; "
+                                              "eval_keys lists parameters that change only how a trained model is "
+                                              "evaluated")
     return d
 
 # %% ../nbs/04_grid.ipynb #0174f97c
@@ -420,7 +441,7 @@ def load_grid(paper: str, root: Path | str | None = None) -> Grid:
     summ = d.get('summary') or []
     return Grid(d.get('paper', paper), d['notebook'], [summ] if isinstance(summ, str) else list(summ),
                 d['profiles'] or {}, path, list(DEFAULT_NAME_KEYS) if d.get('name_keys') is None else d['name_keys'],
-                d.get('model_kind', 'pretrained'), list(d.get('verify_caches') or []))
+                d.get('model_kind', 'pretrained'), list(d.get('verify_caches') or []), list(d.get('eval_keys') or []))
 
 # %% ../nbs/04_grid.ipynb #bd13bce4
 def notebook_hash(path: Path | str) -> str:

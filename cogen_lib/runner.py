@@ -143,16 +143,24 @@ def _to_execute(plan: Plan, reused: dict, lib_h: str, rep: GridReport, log) -> l
 
 def _execute(plan: Plan, todo: list[Run], lib_h: str, rep: GridReport, executor: str, workers: int,
              scheduler: str | None, log):
-    """Execute `todo` with the executor (`_outcomes`), the heartbeat showing their progress, each outcome in `rep`;
-    then one line on the rows the finished runs committed. A full or read-only disk stops the grid."""
+    """Execute `todo` with the executor (`_outcomes`; the runs of one training in turn, in one worker), the heartbeat
+    showing their progress, each outcome in `rep`; then one line on the rows the finished runs committed. A full or
+    read-only disk stops the grid."""
     from tqdm.auto import tqdm
     paper, profile, out = plan.paper, plan.profile, plan.out
     ours = {r.slug for r in plan.base}
     store = plan.store
-    jobs = [(r, plan.root, out, lib_h, plan.keeps, store if r.slug in ours else None, not plan.force) for r in todo]
+    chains = {}                                       # the runs of one training (`Grid.training`), in turn
+    for r in todo: chains.setdefault(plan.grid.training(r), []).append(
+        (r, plan.root, out, lib_h, plan.keeps, store if r.slug in ours else None, not plan.force))
+    jobs = list(chains.values())
     runs_dir = RunFiles(out, plan.grid.paper).runs_dir
     if todo: log(f"{paper}/{profile}: executing {len(todo)} run(s); each run's own progress goes to its kernel log, "
                  f"{plan.rel(runs_dir)}/<run>.kernel.log (its latest line here when it changes)")
+    if len(jobs) < len(todo):
+        why = f" (they differ only in {', '.join(plan.grid.eval_keys)})" if plan.grid.eval_keys else ''
+        log(f"{paper}/{profile}: the {len(todo)} run(s) share {len(jobs)} training(s){why}: one worker runs the runs "
+            "of a training one after another")
     live = {r.slug for r in todo}                     # the runs not finished yet: the heartbeat shows only these
     with heartbeat(runs_dir, lambda s: tqdm.write(s), names=live):
         for o in tqdm(_outcomes(jobs, executor, workers, scheduler), total=len(todo), desc=f'{paper}/{profile}',

@@ -86,3 +86,26 @@ def test_paper_profile_rows_carry_provenance(tmp_path, monkeypatch):
     assert rep.ran == [] and len(rep.skipped) == 2            # provenance does not make a finished run stale
     run_grid('toy', 'smoke', root=root, out=tmp_path/'smoke', summary=False)
     assert not {'device', 'commit', 'wall_seconds'} & set(collect_results('toy', tmp_path/'smoke').columns)
+
+def test_runs_of_one_training_run_in_turn(tmp_path):
+    """Runs that differ only in the grid's `eval_keys` share one training: with two workers they never run at once
+    (the second would find the training held), and the first listed runs first; runs of other trainings do overlap."""
+    import json, shutil, yaml
+    root = tmp_path/'proj'; shutil.copytree(FIX, root)
+    nb = json.loads((root/'nbs'/'toy.ipynb').read_text())
+    nb['cells'][1]['source'] += "\nspan_log: str = ''  # file each run appends its seed, split, start and end to\n"
+    nb['cells'][2]['source'] = ("import time\nt0 = time.time()\n" + ''.join(nb['cells'][2]['source'])
+                                + "\nwith open(span_log, 'a') as f: f.write(f'{seed} {split} {t0} {time.time()}\\n')\n")
+    (root/'nbs'/'toy.ipynb').write_text(json.dumps(nb))
+    log = tmp_path/'spans.txt'
+    g = yaml.safe_load((root/'grids'/'toy.yaml').read_text())
+    g['eval_keys'] = ['split']
+    g['profiles']['smoke'] = [{'model': 'm1', 'seed': [0, 1], 'split': ['dev', 'test'], 'pause': 1.0,
+                               'span_log': str(log)}]
+    (root/'grids'/'toy.yaml').write_text(yaml.safe_dump(g))
+    rep = run_grid('toy', 'smoke', root=root, out=tmp_path/'out', summary=False, executor='local', workers=2)
+    assert len(rep.ran) == 4 and not rep.failed
+    span = {(int(s), split): (float(a), float(b)) for s, split, a, b in (l.split() for l in log.read_text().splitlines())}
+    for seed in (0, 1):                                       # one training's runs: dev, then test, never at once
+        assert span[seed, 'dev'][1] <= span[seed, 'test'][0], span
+    assert span[0, 'dev'][0] < span[1, 'dev'][1] and span[1, 'dev'][0] < span[0, 'dev'][1], span   # two trainings overlap

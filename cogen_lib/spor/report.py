@@ -14,8 +14,8 @@ from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['PAPER_BUDGET', 'LABEL', 'PAIRS', 'T2', 'T2_N', 'T4', 'T4_N', 'T5_COLS', 'T5', 'T6_COLS', 'T6', 'CFG', 'paper_effects',
-           'check_paper_effects', 'decoding', 'train_budget', 'cell', 'effect_text', 'rule_outcomes', 'SporRuns',
-           'pair_table', 'aspect_table', 'headline_rows', 'cost_table', 'errbar']
+           'check_paper_effects', 'decoding', 'train_budget', 'cell', 'interval_of', 'effect_text', 'rule_outcomes',
+           'SporRuns', 'pair_table', 'aspect_table', 'headline_rows', 'cost_table', 'errbar']
 
 # %% ../../nbs/spor/08_report.ipynb #be1ee0dc
 PAPER_BUDGET = 'LoRA, 10 epochs, whole training sets, beam 5'
@@ -126,6 +126,11 @@ def train_budget(d: dict) -> str:
 def cell(x: dict | None, nd: int = 1) -> str:
     "A `number` as a table cell, 'value [ci_low, ci_high]', or 'not run'."
     return fmt_ci(x['value'], x['ci_low'], x['ci_high'], nd, signed=False) if x else 'not run'
+
+# %% ../../nbs/spor/08_report.ipynb #98b17595
+def interval_of(numbers) -> str:
+    "How the first of `numbers` (`number`s, None for a side not run) that exists was computed, e.g. 't over 3 seeds'; ''."
+    return next((x['interval'] for x in numbers if x), '')
 
 # %% ../../nbs/spor/08_report.ipynb #2d2fe785
 def effect_text(t: dict | None, nd: int = 1, unit: str = '') -> str:
@@ -276,7 +281,7 @@ def pair_table(R: SporRuns, aspect: str) -> pd.DataFrame:
         t = R.paired(rc, ra, 'test', 'parent_f', scale=100) if ra and rc else None
         seeds = max(len(ra), len(rc))
         common = {'dataset': d['dataset'], 'N': N, 'test samples': (na or nc)['n'], 'seeds': seeds,
-                  'interval': (na or nc)['interval']}
+                  'interval': interval_of([na, nc])}
         out.append({'source': f"ours ({d['profile']})", 'model': f"{d['model']} ({d['method']})", **common,
                     L: cell(na), H: cell(nc), f'{H} - {L}': effect_text(t) if ra and rc else 'one side not run',
                     f'{L} BLEU': cell(R.number(ra, 'bleu')) if ra else 'not run',
@@ -286,9 +291,8 @@ def pair_table(R: SporRuns, aspect: str) -> pd.DataFrame:
                     'budget': R.budget(cfg, seeds)})
         base = {k: R.number(r, 'copy_parent_f', 100) for k, r in ((lo, ra), (hi, rc)) if r}
         bb = {k: R.number(r, 'copy_bleu') for k, r in ((lo, ra), (hi, rc)) if r}
-        bi = next((x['interval'] for x in base.values() if x), '')
         out.append({'source': f"baseline ({d['profile']}, same items)", 'model': 'copy-the-table', **common,
-                    'interval': bi,
+                    'interval': interval_of(base.values()),
                     L: cell(base.get(lo)), H: cell(base.get(hi)), f'{H} - {L}': '',
                     f'{L} BLEU': cell(bb.get(lo)), f'{H} BLEU': cell(bb.get(hi)),
                     'vs copy-the-table': '', 'budget': 'no model: the linearised input table as the text'})
@@ -329,7 +333,7 @@ def aspect_table(R: SporRuns, aspect: str) -> pd.DataFrame:
             out.append({'source': f"baseline ({d['profile']}, same items)", 'model': 'copy-the-table',
                         'trained on': LABEL.get(ts, ts) + ' (same inputs)',
                         **{c: cell(x, ND.get(m, 1)) for (m, c), x in zip(cols.items(), base.values())},
-                        **common, 'interval': next((x['interval'] for x in base.values() if x), ''),
+                        **common, 'interval': interval_of(base.values()),
                         'budget': 'no model: the linearised input table as the text'})
     return pd.DataFrame(out).reindex(columns=['source', 'model', 'trained on', 'dataset', *cols.values(), vc, 'samples',
                                               'seeds', 'interval', 'budget']).fillna('')

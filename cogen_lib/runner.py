@@ -150,10 +150,12 @@ def _execute(plan: Plan, todo: list[Run], lib_h: str, rep: GridReport, executor:
     paper, profile, out = plan.paper, plan.profile, plan.out
     ours = {r.slug for r in plan.base}
     store = plan.store
-    chains = {}                                       # the runs of one training (`Grid.training`), in turn
+    chains, first = {}, {}                            # the runs of one training (`Grid.training`), in turn
+    for i, r in enumerate(plan.runs): first.setdefault(plan.grid.training(r), i)
     for r in todo: chains.setdefault(plan.grid.training(r), []).append(
         (r, plan.root, out, lib_h, plan.keeps, store if r.slug in ours else None, not plan.force))
-    jobs = list(chains.values())
+    # each training where the grid first lists it: one whose first run is done (its model trained) before new ones
+    jobs = [chains[k] for k in sorted(chains, key=lambda k: first.get(k, len(first)))]
     runs_dir = RunFiles(out, plan.grid.paper).runs_dir
     if todo: log(f"{paper}/{profile}: executing {len(todo)} run(s); each run's own progress goes to its kernel log, "
                  f"{plan.rel(runs_dir)}/<run>.kernel.log (its latest line here when it changes)")

@@ -105,7 +105,34 @@ def test_runs_of_one_training_run_in_turn(tmp_path):
     (root/'grids'/'toy.yaml').write_text(yaml.safe_dump(g))
     rep = run_grid('toy', 'smoke', root=root, out=tmp_path/'out', summary=False, executor='local', workers=2)
     assert len(rep.ran) == 4 and not rep.failed
-    span = {(int(s), split): (float(a), float(b)) for s, split, a, b in (l.split() for l in log.read_text().splitlines())}
+    lines = (l.split() for l in log.read_text().splitlines())
+    span = {(int(s), split): (float(a), float(b)) for s, split, a, b in lines}
     for seed in (0, 1):                                       # one training's runs: dev, then test, never at once
         assert span[seed, 'dev'][1] <= span[seed, 'test'][0], span
-    assert span[0, 'dev'][0] < span[1, 'dev'][1] and span[1, 'dev'][0] < span[0, 'dev'][1], span   # two trainings overlap
+    assert span[0, 'dev'][0] < span[1, 'dev'][1] and span[1, 'dev'][0] < span[0, 'dev'][1], span   # trainings overlap
+
+def test_a_training_whose_first_run_is_done_goes_first(tmp_path):
+    """A training whose first run finished earlier (its model trained) is resumed before trainings not started, even
+    when the grid lists a run of a new training before its remaining runs."""
+    import json, shutil, yaml
+    root = tmp_path/'proj'; shutil.copytree(FIX, root)
+    nb = json.loads((root/'nbs'/'toy.ipynb').read_text())
+    nb['cells'][1]['source'] += "\nspan_log: str = ''  # file each run appends its seed, split and start to\n"
+    start = "import time\nwith open(span_log, 'a') as f: f.write(f'{seed} {split} {time.time()}\\n')\n"
+    nb['cells'][2]['source'] = start + ''.join(nb['cells'][2]['source'])
+    (root/'nbs'/'toy.ipynb').write_text(json.dumps(nb))
+    log = tmp_path/'spans.txt'
+    g = yaml.safe_load((root/'grids'/'toy.yaml').read_text())
+    g['eval_keys'] = ['split']
+    g['profiles']['smoke'] = [{'model': 'm1', 'split': ['dev', 'test'], 'seed': [0, 1], 'span_log': str(log)}]
+    (root/'grids'/'toy.yaml').write_text(yaml.safe_dump(g, sort_keys=False))   # split outer, seed inner
+    out = tmp_path/'out'
+    run_grid('toy', 'smoke', root=root, out=out, summary=False)
+    keep = load_grid('toy', root).runs('smoke')[0].slug                       # seed 0, dev: the training's first run
+    for f in (out/'results'/'toy').glob('*.csv'):
+        if not f.name.startswith(keep): f.unlink()
+    log.unlink()
+    rep = run_grid('toy', 'smoke', root=root, out=out, summary=False)
+    assert len(rep.ran) == 3 and rep.skipped == [keep]
+    order = [tuple(l.split()[:2]) for l in log.read_text().splitlines()]
+    assert order == [('0', 'test'), ('1', 'dev'), ('1', 'test')], order

@@ -150,12 +150,13 @@ def _execute(plan: Plan, todo: list[Run], lib_h: str, rep: GridReport, executor:
     paper, profile, out = plan.paper, plan.profile, plan.out
     ours = {r.slug for r in plan.base}
     store = plan.store
-    chains, first = {}, {}                            # the runs of one training (`Grid.training`), in turn
-    for i, r in enumerate(plan.runs): first.setdefault(plan.grid.training(r), i)
-    for r in todo: chains.setdefault(plan.grid.training(r), []).append(
+    # the runs of one training (`Grid.training`) in turn, each training where the grid first lists it: one whose
+    # first run is done (its model trained) goes before new ones
+    training = {r.slug: plan.grid.training(r) for r in plan.runs}
+    chains = {k: [] for k in training.values()}
+    for r in todo: chains[training[r.slug]].append(
         (r, plan.root, out, lib_h, plan.keeps, store if r.slug in ours else None, not plan.force))
-    # each training where the grid first lists it: one whose first run is done (its model trained) before new ones
-    jobs = [chains[k] for k in sorted(chains, key=lambda k: first.get(k, len(first)))]
+    jobs = [c for c in chains.values() if c]
     runs_dir = RunFiles(out, plan.grid.paper).runs_dir
     if todo: log(f"{paper}/{profile}: executing {len(todo)} run(s); each run's own progress goes to its kernel log, "
                  f"{plan.rel(runs_dir)}/<run>.kernel.log (its latest line here when it changes)")

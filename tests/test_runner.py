@@ -87,22 +87,32 @@ def test_paper_profile_rows_carry_provenance(tmp_path, monkeypatch):
     run_grid('toy', 'smoke', root=root, out=tmp_path/'smoke', summary=False)
     assert not {'device', 'commit', 'wall_seconds'} & set(collect_results('toy', tmp_path/'smoke').columns)
 
+
+def _spans_project(tmp_path, entry: dict, ends: bool):
+    """A copy of the toy project whose runs append `<seed> <split> <start>` (and `<end>` when `ends`) to a log, with
+    `eval_keys: [split]` and `entry` (written in its order) as the smoke profile; returns (root, log)."""
+    import json, shutil, yaml
+    root, log = tmp_path/'proj', tmp_path/'spans.txt'
+    shutil.copytree(FIX, root)
+    nb = json.loads((root/'nbs'/'toy.ipynb').read_text())
+    nb['cells'][1]['source'] += "\nspan_log: str = ''  # file each run appends its seed, split, start (and end) to\n"
+    end = " {time.time()}" if ends else ''
+    say = "with open(span_log, 'a') as f: f.write(f'{seed} {split} {t0}" + end + "\\n')\n"
+    body = ''.join(nb['cells'][2]['source'])
+    nb['cells'][2]['source'] = ("import time\nt0 = time.time()\n" + body + '\n' + say if ends
+                                else "import time\nt0 = time.time()\n" + say + body)
+    (root/'nbs'/'toy.ipynb').write_text(json.dumps(nb))
+    g = yaml.safe_load((root/'grids'/'toy.yaml').read_text())
+    g['eval_keys'] = ['split']
+    g['profiles']['smoke'] = [{**entry, 'span_log': str(log)}]
+    (root/'grids'/'toy.yaml').write_text(yaml.safe_dump(g, sort_keys=False))
+    return root, log
+
 def test_runs_of_one_training_run_in_turn(tmp_path):
     """Runs that differ only in the grid's `eval_keys` share one training: with two workers they never run at once
     (the second would find the training held), and the first listed runs first; runs of other trainings do overlap."""
-    import json, shutil, yaml
-    root = tmp_path/'proj'; shutil.copytree(FIX, root)
-    nb = json.loads((root/'nbs'/'toy.ipynb').read_text())
-    nb['cells'][1]['source'] += "\nspan_log: str = ''  # file each run appends its seed, split, start and end to\n"
-    nb['cells'][2]['source'] = ("import time\nt0 = time.time()\n" + ''.join(nb['cells'][2]['source'])
-                                + "\nwith open(span_log, 'a') as f: f.write(f'{seed} {split} {t0} {time.time()}\\n')\n")
-    (root/'nbs'/'toy.ipynb').write_text(json.dumps(nb))
-    log = tmp_path/'spans.txt'
-    g = yaml.safe_load((root/'grids'/'toy.yaml').read_text())
-    g['eval_keys'] = ['split']
-    g['profiles']['smoke'] = [{'model': 'm1', 'seed': [0, 1], 'split': ['dev', 'test'], 'pause': 1.0,
-                               'span_log': str(log)}]
-    (root/'grids'/'toy.yaml').write_text(yaml.safe_dump(g))
+    root, log = _spans_project(tmp_path, {'model': 'm1', 'seed': [0, 1], 'split': ['dev', 'test'], 'pause': 1.0},
+                               ends=True)
     rep = run_grid('toy', 'smoke', root=root, out=tmp_path/'out', summary=False, executor='local', workers=2)
     assert len(rep.ran) == 4 and not rep.failed
     lines = (l.split() for l in log.read_text().splitlines())
@@ -114,19 +124,8 @@ def test_runs_of_one_training_run_in_turn(tmp_path):
 def test_a_training_whose_first_run_is_done_goes_first(tmp_path):
     """A training whose first run finished earlier (its model trained) is resumed before trainings not started, even
     when the grid lists a run of a new training before its remaining runs."""
-    import json, shutil, yaml
-    root = tmp_path/'proj'; shutil.copytree(FIX, root)
-    nb = json.loads((root/'nbs'/'toy.ipynb').read_text())
-    nb['cells'][1]['source'] += "\nspan_log: str = ''  # file each run appends its seed, split and start to\n"
-    start = "import time\nwith open(span_log, 'a') as f: f.write(f'{seed} {split} {time.time()}\\n')\n"
-    nb['cells'][2]['source'] = start + ''.join(nb['cells'][2]['source'])
-    (root/'nbs'/'toy.ipynb').write_text(json.dumps(nb))
-    log = tmp_path/'spans.txt'
-    g = yaml.safe_load((root/'grids'/'toy.yaml').read_text())
-    g['eval_keys'] = ['split']
-    g['profiles']['smoke'] = [{'model': 'm1', 'split': ['dev', 'test'], 'seed': [0, 1], 'span_log': str(log)}]
-    (root/'grids'/'toy.yaml').write_text(yaml.safe_dump(g, sort_keys=False))   # split outer, seed inner
-    out = tmp_path/'out'
+    root, log = _spans_project(tmp_path, {'model': 'm1', 'split': ['dev', 'test'], 'seed': [0, 1]}, ends=False)
+    out = tmp_path/'out'                                                      # split outer, seed inner
     run_grid('toy', 'smoke', root=root, out=out, summary=False)
     keep = load_grid('toy', root).runs('smoke')[0].slug                       # seed 0, dev: the training's first run
     for f in (out/'results'/'toy').glob('*.csv'):

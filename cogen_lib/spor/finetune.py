@@ -14,7 +14,7 @@ from ..core import (
 from .data import Sample, convert
 
 # %% auto #0
-__all__ = ['CHECKPOINT_FORMAT', 'SAVE_EVERY', 'linearize', 'prompt', 'table_copy', 'FinetuneConfig', 'training_pairs',
+__all__ = ['DTYPES', 'CHECKPOINT_FORMAT', 'SAVE_EVERY', 'linearize', 'prompt', 'table_copy', 'FinetuneConfig', 'training_pairs',
            'checkpoint_path', 'finetune', 'generate_texts']
 
 # %% ../../nbs/spor/07_finetune.ipynb #89e2f627
@@ -35,6 +35,11 @@ def table_copy(sample: Sample) -> str:
     "The copy-the-table baseline's output for `sample`: its linearised input table, without the task prefix."
     return linearize(sample).split(': ', 1)[1]
 
+# %% ../../nbs/spor/07_finetune.ipynb #b7f3a1d2
+DTYPES = ('float32', 'bfloat16')
+"The weight types a fine-tuning run can use (`FinetuneConfig.dtype`); `bench/bf16.py` measures what bf16 gains."
+
+
 # %% ../../nbs/spor/07_finetune.ipynb #96918f1c
 @dataclass
 class FinetuneConfig:
@@ -51,6 +56,7 @@ class FinetuneConfig:
     train_units: int = 0          # or: the first pairs whose data units add up to this many (0: no units budget)
     max_len: int = 256            # truncate input + text to this many tokens
     seed: int = 0                 # order of the pairs, LoRA init, dropout
+    dtype: str = 'float32'        # the base's weights: 'float32', or 'bfloat16' (LoRA only: adapters stay float32)
 
     def check(self):
         if self.method not in ('lora', 'full'): raise CogenError(f"method {self.method!r}: use 'lora' or 'full'")
@@ -58,6 +64,10 @@ class FinetuneConfig:
             raise CogenError(f"epochs, batch_size and lr must be positive: {self}")
         if self.train_limit < 0 or self.train_units < 0: raise CogenError(
             f"train_limit and train_units must be >= 0 (0: off), got {self.train_limit} and {self.train_units}")
+        if self.dtype not in DTYPES: raise CogenError(f"dtype {self.dtype!r}: use one of {', '.join(DTYPES)}")
+        if self.dtype != 'float32' and self.method != 'lora': raise CogenError(
+            f"dtype {self.dtype!r} with method {self.method!r}: bf16 weights are for LoRA's frozen base; full "
+            "fine-tuning trains in float32")
         if self.train_limit and self.train_units: raise CogenError(f"train_limit={self.train_limit} and "
                                                                    f"train_units={self.train_units}: give one budget "
                                                                    "(pairs or data units), the other 0")
@@ -158,7 +168,7 @@ def _finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch, progres
     ck = _load_checkpoint(checkpoint, cfg, pairs) if checkpoint is not None and checkpoint.exists() else None
     seed_everything(cfg.seed)
     tok = AutoTokenizer.from_pretrained(src)
-    model = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(src, dtype=getattr(torch, cfg.dtype))   # LoRA's A, B: float32 (peft)
     if lora:
         from peft import LoraConfig, get_peft_model
         def wrap(m): return get_peft_model(m, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha,
@@ -239,14 +249,14 @@ def finetune(train, cfg: FinetuneConfig, out_dir: Path | str, on_epoch=None, pro
 
 # %% ../../nbs/spor/07_finetune.ipynb #ebea9897
 def generate_texts(folder: Path | str, samples, max_new_tokens: int = 128, batch_size: int = 8,
-                   num_beams: int = 1) -> list:
+                   num_beams: int = 1, dtype: str = 'float32') -> list:
     """Generations (greedy, or beam search of width `num_beams`) of the model in `folder` for `samples` (cached,
-    batched), each cut to its first line. A failed call is never a text: `models.FailedCalls` names the samples (a
-    rerun retries them)."""
+    batched), each cut to its first line, computed in `dtype` (the fine-tuning's: `FinetuneConfig.dtype`). A failed
+    call is never a text: `models.FailedCalls` names the samples (a rerun retries them)."""
     if isinstance(num_beams, bool) or not isinstance(num_beams, int) or num_beams < 1:
         raise CogenError(f"num_beams must be a positive int (1: greedy; the paper decodes with 5), got {num_beams!r}")
     from cogen_lib.models import load_lm, check_calls
-    lm = load_lm(str(folder))
+    lm = load_lm(str(folder), dtype=dtype)
     gens = lm.generate([prompt(s) for s in samples], max_new_tokens=max_new_tokens, batch_size=batch_size, chat=False,
                        desc='generate', num_beams=num_beams)
     check_calls(gens, [s.key for s in samples], 'generations')

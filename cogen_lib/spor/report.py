@@ -14,8 +14,8 @@ from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['PAPER_BUDGET', 'LABEL', 'PAIRS', 'T2', 'T2_N', 'T4', 'T4_N', 'T5_COLS', 'T5', 'T6_COLS', 'T6', 'CFG', 'paper_effects',
-           'check_paper_effects', 'decoding', 'train_budget', 'cell', 'interval_of', 'effect_text', 'rule_outcomes',
-           'SporRuns', 'pair_table', 'aspect_table', 'headline_rows', 'cost_table', 'errbar']
+           'check_paper_effects', 'decoding', 'train_budget', 'method_text', 'cell', 'interval_of', 'effect_text',
+           'rule_outcomes', 'SporRuns', 'pair_table', 'aspect_table', 'headline_rows', 'cost_table', 'errbar']
 
 # %% ../../nbs/spor/08_report.ipynb #be1ee0dc
 PAPER_BUDGET = 'LoRA, 10 epochs, whole training sets, beam 5'
@@ -122,6 +122,11 @@ def train_budget(d: dict) -> str:
     if int(d.get('train_units', 0) or 0): return f"pairs up to {int(d['train_units']):,} data units"
     return f"{int(d['train_limit']) or 'all'} train pairs"
 
+# %% ../../nbs/spor/08_report.ipynb #a9c2e4b1
+def method_text(d: dict) -> str:
+    "The fine-tuning method of run parameters `d` in words, with bf16 weights named (float32 goes unsaid)."
+    return d['method'] + (f", {d['dtype'].replace('float', 'f')}" if d.get('dtype', 'float32') != 'float32' else '')
+
 # %% ../../nbs/spor/08_report.ipynb #148cc46e
 def cell(x: dict | None, nd: int = 1) -> str:
     "A `number` as a table cell, 'value [ci_low, ci_high]', or 'not run'."
@@ -149,7 +154,7 @@ def rule_outcomes(f):
 
 # %% ../../nbs/spor/08_report.ipynb #75e060ab
 CFG = ['profile', 'aspect', 'dataset', 'threshold', 'model', 'method', 'epochs', 'train_limit', 'train_units',
-       'eval_limit', 'lr', 'max_new_tokens', 'num_beams', 'tries', 'split_seed']
+       'eval_limit', 'lr', 'max_new_tokens', 'num_beams', 'tries', 'split_seed', 'dtype']
 
 class SporRuns(SummaryRuns):
     """The SPOR runs of `rows` (one row per metric and run) by configuration: `configs[cfg][train_set][seed]` is a
@@ -161,6 +166,8 @@ class SporRuns(SummaryRuns):
         rows['device'] = rows['device'].fillna(here)
         if 'train_units' not in rows: rows['train_units'] = 0              # runs from before the units budget
         rows['train_units'] = rows['train_units'].fillna(0)
+        if 'dtype' not in rows: rows['dtype'] = 'float32'                 # runs from before bf16: float32 weights
+        rows['dtype'] = rows['dtype'].fillna('float32')
         self.rows, self._items = rows, items
         self.meta = (rows.groupby('slug', sort=True).first().reset_index() if len(rows)
                      else pd.DataFrame(columns=['slug'] + CFG + ['train_set', 'seed']))
@@ -187,7 +194,7 @@ def budget(self: SporRuns, cfg, seeds: int, device: str | None = None) -> str:
     profile and device (`device`, default every device its seeds ran on)."""
     d = self.cfg_dict(cfg)
     split = f"split: best of {int(d['tries']):,} tries; " if d['aspect'] == 'systematicity' else ''
-    return (f"{d['model']} ({d['method']}), {split}{train_budget(d)}, {int(d['epochs'])} epoch(s), "
+    return (f"{d['model']} ({method_text(d)}), {split}{train_budget(d)}, {int(d['epochs'])} epoch(s), "
             f"lr {d['lr']}, {decoding(d['num_beams'])}, {int(d['eval_limit']) or 'all'} test samples per set, "
             f"{seeds} seed(s), profile {d['profile']}, {device or self.devices[cfg]}")
 
@@ -196,7 +203,7 @@ def budget(self: SporRuns, cfg, seeds: int, device: str | None = None) -> str:
 def budget_short(self: SporRuns, cfg) -> str:
     "Configuration `cfg` in a few words, for a figure's axis."
     d = self.cfg_dict(cfg)
-    return (f"{d['model']} {d['method']}, {train_budget(d)} x {int(d['epochs'])} ep, {decoding(d['num_beams'])}, "
+    return (f"{d['model']} {method_text(d)}, {train_budget(d)} x {int(d['epochs'])} ep, {decoding(d['num_beams'])}, "
             f"profile {d['profile']}")
 
 # %% ../../nbs/spor/08_report.ipynb #2e2d29a0
@@ -282,7 +289,7 @@ def pair_table(R: SporRuns, aspect: str) -> pd.DataFrame:
         seeds = max(len(ra), len(rc))
         common = {'dataset': d['dataset'], 'N': N, 'test samples': (na or nc)['n'], 'seeds': seeds,
                   'interval': interval_of([na, nc])}
-        out.append({'source': f"ours ({d['profile']})", 'model': f"{d['model']} ({d['method']})", **common,
+        out.append({'source': f"ours ({d['profile']})", 'model': f"{d['model']} ({method_text(d)})", **common,
                     L: cell(na), H: cell(nc), f'{H} - {L}': effect_text(t) if ra and rc else 'one side not run',
                     f'{L} BLEU': cell(R.number(ra, 'bleu')) if ra else 'not run',
                     f'{H} BLEU': cell(R.number(rc, 'bleu')) if rc else 'not run',
@@ -324,7 +331,7 @@ def aspect_table(R: SporRuns, aspect: str) -> pd.DataFrame:
                                  else f"{nn('rule (1, 0)')} hidden-entity inputs",
                       'interval': ('Wilson (shares); bootstrap over items (CWIO, PERF)' if order else 'Wilson')
                                   if len(runs) == 1 else f't over {len(runs)} seeds'}
-            out.append({'source': f"ours ({d['profile']})", 'model': f"{d['model']} ({d['method']})",
+            out.append({'source': f"ours ({d['profile']})", 'model': f"{d['model']} ({method_text(d)})",
                         'trained on': LABEL.get(ts, ts),
                         **{c: cell(x, ND.get(m, 1)) for (m, c), x in zip(cols.items(), nums.values())},
                         vc: R.vs_copy(runs, 'test', 'parent_f', 100) if order

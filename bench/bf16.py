@@ -7,8 +7,9 @@ Run from the repository root:
       [--only lora,generate,score,recogs]
 (`--quick`: every workload at its smallest, LoRA without the bf16-weights arm: a smoke check, for trying the script.)
 The defaults are small because on a CPU without bf16 instructions every bf16 arm is several times slower than float32
-(the times of a run are rows of measured/measurements.csv); on a CPU with AMX, raise them (e.g. --lora-batch 8
---lora-tokens 128 --lora-steps 5 --gen-prompts 16 --gen-tokens 32 --recogs-rows 3000).
+(the times of a run are rows of measured/measurements.csv); on a CPU with bf16 instructions (AVX-512 BF16, AMX), raise
+them (e.g. --lora-batch 8 --lora-tokens 128 --lora-steps 5 --gen-prompts 32 --gen-tokens 64 --score-questions 40
+--recogs-rows 3000, as the rows of an AVX-512 BF16 EPYC did).
 
 The arms of each workload, all in this process on the same data and seeds:
   fp32      float32 weights and compute: what the trainers and `load_lm` use today (the baseline);

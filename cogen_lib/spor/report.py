@@ -376,8 +376,9 @@ def cost_table(rows) -> pd.DataFrame | None:
     "Seconds per run and of generation per text (wall and CPU) from the timing rows of `rows`; None without any."
     cost = rows[rows.metric.isin(['generation_seconds', 'generation_cpu_seconds', 'seconds'])]
     if not len(cost): return None
-    # threshold: productivity's N (0 elsewhere); eval_limit: a budget of its own
+    # threshold: productivity's N (0 elsewhere); eval_limit and dtype (bf16 weights): budgets of their own
     key = ['profile', 'aspect', 'dataset', 'threshold', 'train_set', 'eval_limit', 'num_beams', 'seed']
+    key += ['dtype'] if 'dtype' in cost else []
     cw = cost.pivot_table(index=key, columns='metric', values='value', aggfunc='first')
     gen_n = cost[cost.metric == 'generation_seconds'].set_index(key).n
     cw['texts generated'] = gen_n.astype('Int64')

@@ -17,8 +17,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-SETS = {'productivity': ('invisible', 'visible'), 'systematicity': ('atom', 'combination'),
-        'order': ('original', 'match'), 'rules': ('original',)}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from cogen_lib.spor.report import PAIRS
+
+
+def sets_of(aspect: str) -> tuple[str, ...]:
+    "The training sets of `aspect`: the two its claims contrast, or rules' one ('original')."
+    return PAIRS.get(aspect, ('original',))
 
 
 def runs(dirs, aspect: str, dataset: str, n: int, metric: str) -> pd.DataFrame:
@@ -32,8 +37,8 @@ def runs(dirs, aspect: str, dataset: str, n: int, metric: str) -> pd.DataFrame:
             if r.empty or (aspect == 'productivity' and int(r.threshold.iloc[0]) != n): continue
             x = r.iloc[0]
             items = Path(f[:-4] + '.items.csv.gz')
-            out.append(dict(train_set=x.train_set, seed=int(x.seed), dtype=x.get('dtype', 'float32')
-                            if isinstance(x.get('dtype'), str) else 'float32', value=100 * x.value,
+            out.append(dict(train_set=x.train_set, seed=int(x.seed),
+                            dtype=x['dtype'] if isinstance(x.get('dtype'), str) else 'float32', value=100 * x.value,
                             n=int(x.n), device=x.device, items=items if items.exists() else None, file=f))
     return pd.DataFrame(out).drop_duplicates(['train_set', 'seed', 'dtype'], keep='last')
 
@@ -63,7 +68,7 @@ def main(argv=None):
         sys.exit(f"no runs of {a.aspect} {a.dataset} in both dtypes under {', '.join(a.dirs)}")
     print(f"{a.aspect} {a.dataset}{f' N = {a.n}' if a.aspect == 'productivity' else ''}, {a.metric} x100")
     for dev in sorted(set(R.device)): print(f"  device: {dev} ({', '.join(sorted(set(R[R.device == dev].dtype)))})")
-    for ts in SETS[a.aspect]:
+    for ts in sets_of(a.aspect):
         S = R[R.train_set == ts]
         for seed in sorted(set(S.seed)):
             f, b = (S[(S.seed == seed) & (S.dtype == k)] for k in ('float32', 'bfloat16'))
@@ -79,8 +84,8 @@ def main(argv=None):
             if len(v) >= 2:
                 print(f"  {ts} {k}: seeds {', '.join(map(str, v.seed))}: mean {v.value.mean():.2f}, "
                       f"range {v.value.max() - v.value.min():.2f}, sd {v.value.std(ddof=1):.2f}")
-    if len(SETS[a.aspect]) == 2:
-        lo, hi = SETS[a.aspect]
+    if a.aspect in PAIRS:
+        lo, hi = PAIRS[a.aspect]
         for k in ('float32', 'bfloat16'):
             v = R[R.dtype == k].pivot(index='seed', columns='train_set', values='value').dropna()
             if len(v) and {lo, hi} <= set(v.columns):

@@ -337,11 +337,13 @@ class SummaryRuns:
 # %% ../nbs/08b_judging.ipynb #c3a892a6
 def _rank(row: dict) -> tuple:
     prof, v = row.get('profile', ''), row['verdict']
-    n = v.n
+    num = lambda x: x if isinstance(x, (int, float)) and x == x else 0
     trained = (row['claim'].training and int(row.get('seeds') or 0) >= MIN_TRAINED
                if hasattr(row['claim'], 'training') else False)
-    return (v.kind not in ('not run',), trained, PROFILES.index(prof) if prof in PROFILES else -1,
-            n if isinstance(n, (int, float)) and n == n else 0)
+    machines = len([d for d in str(row.get('device') or '').split(' + ') if d])
+    # ties, explicitly: more items per model, a test whose preconditions hold, fewer machines in one contrast
+    return (v.kind not in ('not run',), trained, PROFILES.index(prof) if prof in PROFILES else -1, num(v.n),
+            num(v.extra.get('n_items')), v.criteria.get('preconditions_met') is not False, -machines)
 
 def _shown_key(row: dict) -> str:
     "The key of a shown row: the claim's id, and our model's name when the claim is tested on several of our models."
@@ -350,7 +352,9 @@ def _shown_key(row: dict) -> str:
 def best_rows(rows: list[dict]) -> dict[str, dict]:
     """Claim id (with our model's name, for a claim tested on several of our models) -> the row shown for it: the best
     budget among those that ran (a claim about training: one with `MIN_TRAINED` seeds first; then `grid.PROFILES` order,
-    last best; then the most items); the first such row."""
+    last best; then the most items, or seeds; then the most items per trained model; then one whose preconditions hold;
+    then the fewest machines); of rows equal in all of these, the first (`arm_runs` lists budgets by their values as
+    text)."""
     best = {}
     for r in rows:
         k = _shown_key(r)

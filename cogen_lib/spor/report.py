@@ -211,14 +211,17 @@ def budget_short(self: SporRuns, cfg) -> str:
 def describe(self: SporRuns, slug: str, seeds: int) -> dict:
     """The `profile`, `budget` and `device` of run `slug`'s configuration: the `SummaryRuns` contract. With one seed,
     the device of that run; with more, every device the configuration's seeds ran on. `complete`: the run scored its
-    whole test set (no `eval_limit`, or fewer test samples than it)."""
+    whole test set (no `eval_limit`, or fewer test samples than it). `alternate`: weights other than float32 (bf16), the
+    budget a verdict table shows only where no float32 budget ties it."""
     run = self.meta[self.meta.slug == slug].iloc[0]
     cfg = self.cfg_of(run)
     device = str(run['device']) if seeds == 1 else self.devices[cfg]
     scored = self.rows[(self.rows.slug == slug) & (self.rows.metric == 'parent_f')].n
     limit = int(run['eval_limit'])
-    return dict(profile=self.cfg_dict(cfg)['profile'], budget=self.budget(cfg, seeds, device), device=device,
-                complete=limit == 0 or (len(scored) > 0 and int(scored.iloc[0]) < limit))
+    d = self.cfg_dict(cfg)
+    return dict(profile=d['profile'], budget=self.budget(cfg, seeds, device), device=device,
+                complete=limit == 0 or (len(scored) > 0 and int(scored.iloc[0]) < limit),
+                alternate=d.get('dtype', 'float32') != 'float32')
 
 # %% ../../nbs/spor/08_report.ipynb #713f451e
 @patch

@@ -260,8 +260,8 @@ def judge_runs(claims: ClaimFile, runs, config: list[str], items_of, describe=No
     run` row for a claim no budget covers; each contrast that repeats another's runs, items and values reported once
     (`report_once`). `describe(slug, seeds)` gives a row's `profile`, `budget` and `device` (`slug`: arm a's first run),
     and `trained: True` for a model we fine-tuned, whose rows then take trained models as units whatever the claim's
-    unit, `complete: True` for a run that scored every item its test set has, and `alternate: True` (kept in the row)
-    for a budget `best_rows` shows only where no main budget ties it; a row's `plan` is its `seeds_plan`
+    unit, `complete: True` for a run that scored every item its test set has, and `alternate: True` and `examples` (kept in
+    the row), which break `best_rows`' ties; a row's `plan` is its `seeds_plan`
     (or None), with `pool`: its items when every run it used is complete (no run can score more), else None. The rows
     are what `save_verdict_tables` reads."""
     rows = []
@@ -317,8 +317,9 @@ class SummaryRuns:
     """The runs a summary judges: `meta` (one row per run: `slug`, `seed`, the budget columns `cfg`), `items(slug)` (its
     per-item frame, indexed by item id; None without one) and `describe(slug, seeds)` (a verdict row's `profile`,
     `budget` and `device`; `trained: True` for a model we fine-tuned; `alternate: True` for a budget that changes a
-    setting the paper's protocol leaves alone, such as bf16 weights, shown only where no main budget ties it). Subclass
-    it, or pass the two functions."""
+    setting the paper's protocol leaves alone, such as bf16 weights, shown only where no main budget ties it;
+    `examples`: the training examples each model saw, the most shown first among budgets that tie). Subclass it, or
+    pass the two functions."""
     def __init__(self, meta: pd.DataFrame, cfg: list[str], items: Callable | None = None,
                  describe: Callable | None = None):
         self.meta, self.cfg = meta, list(cfg)
@@ -344,10 +345,13 @@ def _rank(row: dict) -> tuple:
     trained = (row['claim'].training and int(row.get('seeds') or 0) >= MIN_TRAINED
                if hasattr(row['claim'], 'training') else False)
     machines = len([d for d in str(row.get('device') or '').split(' + ') if d])
-    # ties, explicitly: more items per model, a test whose preconditions hold, a main budget over an alternate one,
-    # fewer machines in one contrast
-    return (v.kind not in ('not run',), trained, PROFILES.index(prof) if prof in PROFILES else -1, num(v.n),
-            num(v.extra.get('n_items')), v.criteria.get('preconditions_met') is not False, not row.get('alternate'),
+    # trained models as units: seeds, then items per model (a row whose seeds did not vary counts items as its n)
+    size = ((int(row['seeds']), num(v.extra.get('n_items')) or num(v.n)) if trained else
+            (num(v.n), num(v.extra.get('n_items'))))
+    # ties, explicitly: a test whose preconditions hold, a main budget over an alternate one, more training (the most
+    # competent models test a claim best), fewer machines in one contrast
+    return (v.kind not in ('not run',), trained, PROFILES.index(prof) if prof in PROFILES else -1, size,
+            v.criteria.get('preconditions_met') is not False, not row.get('alternate'), num(row.get('examples')),
             -machines)
 
 def _shown_key(row: dict) -> str:
@@ -357,9 +361,9 @@ def _shown_key(row: dict) -> str:
 def best_rows(rows: list[dict]) -> dict[str, dict]:
     """Claim id (with our model's name, for a claim tested on several of our models) -> the row shown for it: the best
     budget among those that ran (a claim about training: one with `MIN_TRAINED` seeds first; then `grid.PROFILES` order,
-    last best; then the most items, or seeds; then the most items per trained model; then one whose preconditions hold;
-    then a main budget over an `alternate` one; then the fewest machines); of rows equal in all of these, the first
-    (`arm_runs` lists budgets by their values as text)."""
+    last best; then the most items, or for trained models the most seeds, then items per model; then one whose
+    preconditions hold; then a main budget over an `alternate` one; then the most training `examples`; then the fewest
+    machines); of rows equal in all of these, the first (`arm_runs` lists budgets by their values as text)."""
     best = {}
     for r in rows:
         k = _shown_key(r)

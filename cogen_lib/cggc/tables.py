@@ -13,10 +13,10 @@ from .evaluate import bleu_cells, paired_by_cluster
 from .labels import relations_of
 
 # %% auto #0
-__all__ = ['M', 'ALLREF', 'ORDERS', 'SYS', 'PAPER_TABLE13', 'RBO_DIGITS', 'RBO_M', 'sel', 'budget', 'source', 'n_cols', 'fmt',
-           'fmt_test', 'versus', 'paper', 'tidy', 'cells', 'pair', 'delta_cells', 'paired_test', 'table4', 'tables67',
-           'packaging_table', 'verifier_table', 'table13', 'table4_verified', 'rbo_of', 'rbo_boot', 'table8',
-           'condition_sets']
+__all__ = ['M', 'ALLREF', 'ORDERS', 'SYS', 'BUDGET_KEYS', 'PAPER_TABLE13', 'RBO_DIGITS', 'RBO_M', 'sel', 'budget', 'source',
+           'run_labels', 'n_cols', 'fmt', 'fmt_test', 'versus', 'paper', 'tidy', 'cells', 'pair', 'delta_cells',
+           'paired_test', 'table4', 'tables67', 'packaging_table', 'verifier_table', 'table13', 'table4_verified',
+           'rbo_of', 'rbo_boot', 'table8', 'condition_sets']
 
 # %% ../../nbs/cggc/06_tables.ipynb #1024d93a
 # the paper's columns but SPICE (no CoreNLP jars)
@@ -45,6 +45,24 @@ def budget(d):
 def source(model, runs, multi: bool) -> str:
     "The `source` cell of our rows: the model, and its runs' label when several sets of runs are shown."
     return f'ours: {model}' + (f' ({runs})' if multi else '')
+
+# %% ../../nbs/cggc/06_tables.ipynb #328de807
+BUDGET_KEYS = {'kg': 'graph', 'shots': 'shots', 'max_new_tokens': 'new tokens', 'min_samples': 'min samples',
+               'n_test': 'test samples', 'dtype': 'dtype'}
+"A run's settings that make its budget, and the words its label gives each (`run_labels`)."
+
+def run_labels(meta, profile: str, keys=BUDGET_KEYS) -> pd.Series:
+    """The `runs` label of each run (a row of `meta`: `profile`, `experiment`, `model` and its settings): its profile,
+    marked '(committed)' unless it is the `profile` being summarised, then the `keys` that differ among that profile's
+    runs of one experiment and model, so two budgets of one profile never pool in a table row."""
+    base = pd.Series([p if p == profile else f'{p} (committed)' for p in meta.profile], index=meta.index)
+    out = base.copy()
+    for _, g in meta.groupby([base, meta.experiment, meta.model], sort=True):
+        vary = [k for k in keys if k in g and g[k].astype(str).nunique() > 1]
+        for i, r in g.iterrows():
+            out[i] = ', '.join([base[i]] + [f'{r[k]} {keys[k]}' for k in vary])
+    return out
+
 
 # %% ../../nbs/cggc/06_tables.ipynb #9a9e297f
 def n_cols(d):
